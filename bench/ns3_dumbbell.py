@@ -27,7 +27,15 @@ Topology (all links point-to-point, PPP framing, MTU 1500)::
   "Rx" trace whose TCP payload is > 0 bytes (pure ACKs/SYNs excluded,
   retransmissions included), counted in C++ (cppyy.cppdef).
   "delivered_bytes" is the sum of PacketSink::GetTotalRx() (in-order bytes
-  handed to the applications).
+  handed to the applications; excludes duplicate retransmissions, which
+  delivered_packets includes).
+* Drop counters (extra JSON keys): with no queue disc, a packet that finds
+  its 100-packet device queue full is dropped by the traffic-control layer
+  (trace "TcDrop": the device queue is flow-controlled and stopped when full),
+  so both TcDrop and the queue's own "Drop" trace are counted, data packets
+  only.  bottleneck_drops = at R1, access_drops = at the senders.
+* cppyy may print "Failed to materialize symbols" on stderr at import; it is
+  harmless.  With --json, stdout carries only the JSON object.
 
 Only ``ns.Simulator.Run()`` is timed as wall_seconds; building the topology
 is reported separately as setup_seconds (the ~11 s ``from ns import ns`` is in
@@ -84,8 +92,21 @@ Ipv4RxCb(ns3::Ptr<const ns3::Packet> p, ns3::Ptr<ns3::Ipv4> ipv4, uint32_t iface
     else { g_otherPkts++; }
 }
 
-static void BottleneckDropCb(ns3::Ptr<const ns3::Packet>) { g_bottleneckDrops++; }
-static void AccessDropCb(ns3::Ptr<const ns3::Packet>) { g_accessDrops++; }
+// Data packets (IP size > 100 B) dropped at a node.  With no queue disc the
+// drop of a packet arriving at a full 100-packet device queue happens in the
+// traffic-control layer ("TcDrop": the device queue is flow-controlled and
+// stopped), not in the device queue itself; the queue's own "Drop" trace is
+// hooked as well for completeness.
+static void BottleneckDropCb(ns3::Ptr<const ns3::Packet> p) { if (p->GetSize() > 100) g_bottleneckDrops++; }
+static void AccessDropCb(ns3::Ptr<const ns3::Packet> p) { if (p->GetSize() > 100) g_accessDrops++; }
+
+static void ConnectTcDrop(ns3::Ptr<ns3::Node> node, void (*cb)(ns3::Ptr<const ns3::Packet>))
+{
+    ns3::Ptr<ns3::TrafficControlLayer> tc = node->GetObject<ns3::TrafficControlLayer>();
+    NS_ABORT_MSG_IF(!tc, "no TrafficControlLayer");
+    bool ok = tc->TraceConnectWithoutContext("TcDrop", ns3::MakeCallback(cb));
+    NS_ABORT_MSG_IF(!ok, "could not connect TcDrop");
+}
 
 void ConnectRxCounter(ns3::Ptr<ns3::Node> node)
 {
@@ -112,14 +133,18 @@ uint32_t DeviceQueueMaxPackets(ns3::Ptr<ns3::NetDevice> d)
     return DevQueue(d)->GetMaxSize().GetValue();
 }
 
+// Bottleneck: every data-packet drop at R1 (only R1->R2 carries data out of R1).
 void ConnectBottleneckDrop(ns3::Ptr<ns3::NetDevice> d)
 {
     DevQueue(d)->TraceConnectWithoutContext("Drop", ns3::MakeCallback(&BottleneckDropCb));
+    ConnectTcDrop(d->GetNode(), &BottleneckDropCb);
 }
 
+// Access: data-packet drops at a sender (its only device is its access link).
 void ConnectAccessDrop(ns3::Ptr<ns3::NetDevice> d)
 {
     DevQueue(d)->TraceConnectWithoutContext("Drop", ns3::MakeCallback(&AccessDropCb));
+    ConnectTcDrop(d->GetNode(), &AccessDropCb);
 }
 
 bool HasRootQueueDisc(ns3::Ptr<ns3::NetDevice> d)

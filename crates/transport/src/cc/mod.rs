@@ -1,0 +1,104 @@
+//! Congestion control as a plug-in (the split of ns-3's `TcpCongestionOps` and
+//! quinn's `Controller`): loss detection and recovery live in the transport; a
+//! controller only decides how the window moves.
+//!
+//! Each controller is a triple: the algorithm, its config (whose `Default` is the
+//! published constants), and [`CcConfig::build`].
+
+mod ledbat;
+mod newreno;
+
+pub use ledbat::{Ledbat, LedbatConfig};
+pub use newreno::NewReno;
+
+use torrentlab_engine::{Duration, Time};
+
+/// The window state a controller acts on. All sizes are bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Window {
+    /// Congestion window.
+    pub cwnd: u64,
+    /// Slow-start threshold.
+    pub ssthresh: u64,
+    /// Sender maximum segment size (payload bytes).
+    pub mss: u32,
+}
+
+impl Window {
+    /// True while the window is below ssthresh (RFC 5681 §3.1).
+    #[inline]
+    pub fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+}
+
+/// What one acknowledgement tells the controller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AckSample {
+    pub now: Time,
+    /// Bytes newly acknowledged cumulatively by this ACK (0 for a duplicate).
+    pub bytes_acked: u64,
+    /// Round-trip time measured from the echoed timestamp (RFC 7323), only on
+    /// ACKs that advance the left edge of the window.
+    pub rtt: Option<Duration>,
+    /// One-way delay: the receiver's clock when it sent the ACK minus the sender's
+    /// clock when the echoed segment left. Includes any clock offset between the
+    /// hosts, which a base-delay estimate cancels.
+    pub one_way_delay: Option<Duration>,
+    /// Bytes in flight before this ACK.
+    pub bytes_in_flight: u64,
+}
+
+/// The hooks a congestion controller implements.
+pub trait CongestionControl: Send {
+    /// Short name for reports ("newreno", "ledbat").
+    fn name(&self) -> &'static str;
+
+    /// Every ACK, before any other hook: delay-based controllers update their
+    /// delay estimates here (duplicate ACKs included).
+    fn on_sample(&mut self, _sample: &AckSample) {}
+
+    /// A cumulative ACK of new data outside loss recovery: move the window.
+    fn on_ack(&mut self, w: &mut Window, sample: &AckSample);
+
+    /// Loss inferred from duplicate ACKs: the new ssthresh in bytes.
+    /// `flight` is the data outstanding when the loss was detected.
+    fn ssthresh_after_loss(&mut self, w: &Window, flight: u64) -> u64 {
+        (flight / 2).max(2 * w.mss as u64)
+    }
+
+    /// The retransmission timer fired (RFC 5681 eq. 4: ssthresh = max(FlightSize/2,
+    /// 2 SMSS), cwnd = 1 SMSS, the loss window).
+    fn on_timeout(&mut self, w: &mut Window, flight: u64) {
+        w.ssthresh = (flight / 2).max(2 * w.mss as u64);
+        w.cwnd = w.mss as u64;
+    }
+
+    /// The controller's current estimate of queueing delay, for metrics.
+    fn queuing_delay(&self) -> Option<Duration> {
+        None
+    }
+}
+
+/// Which controller a flow uses, with its parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CcConfig {
+    NewReno,
+    Ledbat(LedbatConfig),
+}
+
+impl CcConfig {
+    pub fn build(&self) -> Box<dyn CongestionControl> {
+        match self {
+            CcConfig::NewReno => Box::new(NewReno::default()),
+            CcConfig::Ledbat(c) => Box::new(Ledbat::new(c.clone())),
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            CcConfig::NewReno => "newreno",
+            CcConfig::Ledbat(_) => "ledbat",
+        }
+    }
+}

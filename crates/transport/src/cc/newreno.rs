@@ -1,0 +1,90 @@
+//! NewReno window growth (RFC 5681 §3.1). Fast recovery itself (RFC 6582) lives
+//! in the TCP sender, which calls these hooks.
+
+use super::{AckSample, CongestionControl, Window};
+
+/// Slow start (+min(N, SMSS) per ACK) and congestion avoidance (+1 SMSS per
+/// window of acknowledged bytes, RFC 5681 §3.1 with byte counting as RFC 3465
+/// describes for CA, so delayed ACKs do not slow growth).
+#[derive(Clone, Debug, Default)]
+pub struct NewReno {
+    /// Bytes acknowledged since the window last grew in congestion avoidance.
+    acked_in_ca: u64,
+}
+
+/// One step of RFC 5681 growth, shared with controllers that fall back to it.
+#[inline]
+pub(crate) fn reno_increase(w: &mut Window, acked: u64, acked_in_ca: &mut u64) {
+    let mss = w.mss as u64;
+    if w.in_slow_start() {
+        w.cwnd += acked.min(mss);
+    } else {
+        *acked_in_ca += acked;
+        if *acked_in_ca >= w.cwnd {
+            *acked_in_ca -= w.cwnd;
+            w.cwnd += mss;
+        }
+    }
+}
+
+impl CongestionControl for NewReno {
+    fn name(&self) -> &'static str {
+        "newreno"
+    }
+
+    fn on_ack(&mut self, w: &mut Window, s: &AckSample) {
+        reno_increase(w, s.bytes_acked, &mut self.acked_in_ca);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use torrentlab_engine::Time;
+
+    fn ack(bytes: u64) -> AckSample {
+        AckSample { now: Time::ZERO, bytes_acked: bytes, rtt: None, one_way_delay: None, bytes_in_flight: 0 }
+    }
+
+    #[test]
+    fn slow_start_adds_one_mss_per_full_segment_acknowledged() {
+        let mut w = Window { cwnd: 3000, ssthresh: u64::MAX, mss: 1000 };
+        let mut r = NewReno::default();
+        for _ in 0..3 {
+            r.on_ack(&mut w, &ack(1000));
+        }
+        assert_eq!(w.cwnd, 6000, "one RTT of slow start doubles the window");
+    }
+
+    #[test]
+    fn congestion_avoidance_adds_one_mss_per_window_of_acknowledged_data() {
+        let mut w = Window { cwnd: 10_000, ssthresh: 5000, mss: 1000 };
+        let mut r = NewReno::default();
+        for _ in 0..10 {
+            r.on_ack(&mut w, &ack(1000));
+        }
+        assert_eq!(w.cwnd, 11_000);
+        for _ in 0..5 {
+            r.on_ack(&mut w, &ack(2000)); // delayed ACKs: same growth per byte
+        }
+        assert_eq!(w.cwnd, 11_000 - 0 + 0, "10 000 bytes acked < an 11 000-byte window");
+        r.on_ack(&mut w, &ack(1000));
+        assert_eq!(w.cwnd, 12_000);
+    }
+
+    #[test]
+    fn loss_sets_ssthresh_to_half_the_flight_but_never_below_two_segments() {
+        let mut r = NewReno::default();
+        let w = Window { cwnd: 20_000, ssthresh: u64::MAX, mss: 1000 };
+        assert_eq!(r.ssthresh_after_loss(&w, 20_000), 10_000);
+        assert_eq!(r.ssthresh_after_loss(&w, 1_000), 2_000);
+    }
+
+    #[test]
+    fn a_timeout_collapses_the_window_to_one_segment() {
+        let mut r = NewReno::default();
+        let mut w = Window { cwnd: 20_000, ssthresh: u64::MAX, mss: 1000 };
+        r.on_timeout(&mut w, 16_000);
+        assert_eq!((w.cwnd, w.ssthresh), (1000, 8000));
+    }
+}

@@ -1,0 +1,117 @@
+//! TCP parameters and the two presets (RFC and Linux).
+
+use torrentlab_engine::Duration;
+
+/// How the retransmission timeout is derived from the RTT estimate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RtoFormula {
+    /// RFC 6298 §2: `RTO = max(min_rto, SRTT + max(G, 4 * RTTVAR))`.
+    Rfc6298,
+    /// Linux `tcp_set_rto`: `RTO = SRTT + max(4 * RTTVAR, min_rto)`, i.e. at
+    /// least `SRTT + min_rto` (include/net/tcp.h, tcp_input.c).
+    Linux,
+}
+
+/// Parameters of one TCP connection.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TcpConfig {
+    /// Maximum segment size: payload bytes per segment. 1448 with timestamps
+    /// makes 1500-byte IP packets.
+    pub mss: u32,
+    /// Initial congestion window, in segments.
+    pub initial_window: u32,
+    /// When false the sender never uses slow start: ssthresh is kept at or below
+    /// cwnd, so the window only grows by congestion avoidance (as E4 needs).
+    pub slow_start: bool,
+    /// Lower bound of the retransmission timeout.
+    pub min_rto: Duration,
+    /// Upper bound of the retransmission timeout (after backoff).
+    pub max_rto: Duration,
+    /// RTO before any RTT sample (RFC 6298 (2.1): 1 s).
+    pub initial_rto: Duration,
+    /// Clock granularity G of RFC 6298.
+    pub clock_granularity: Duration,
+    pub rto_formula: RtoFormula,
+    /// `None`: ACK every segment. `Some(t)`: RFC 5681 §4.2 delayed ACKs: ACK
+    /// every second full segment, or `t` after an unacknowledged one.
+    pub delayed_ack: Option<Duration>,
+    /// Send RFC 7323 timestamps (12 option bytes per segment).
+    pub timestamps: bool,
+    /// Receive window the receiver advertises, in bytes.
+    pub receive_window: u64,
+    /// Duplicate ACKs that trigger fast retransmit (RFC 5681: 3).
+    pub dupack_threshold: u32,
+}
+
+impl TcpConfig {
+    /// RFC behaviour: RFC 5681/3390 initial window for the MSS, RFC 6298 RTO with a
+    /// 1 s minimum, no delayed ACKs, timestamps on.
+    pub fn rfc() -> Self {
+        let mss = 1448;
+        TcpConfig {
+            mss,
+            initial_window: Self::rfc5681_initial_window(mss),
+            slow_start: true,
+            min_rto: Duration::from_secs(1),
+            max_rto: Duration::from_secs(60),
+            initial_rto: Duration::from_secs(1),
+            clock_granularity: Duration::from_millis(1),
+            rto_formula: RtoFormula::Rfc6298,
+            delayed_ack: None,
+            timestamps: true,
+            receive_window: 16 << 20,
+            dupack_threshold: 3,
+        }
+    }
+
+    /// Linux defaults: initial window 10 (RFC 6928), RTO >= SRTT + 200 ms,
+    /// maximum RTO 120 s, delayed ACK 40 ms (`TCP_DELACK_MIN`), timestamps on.
+    pub fn linux() -> Self {
+        TcpConfig {
+            initial_window: 10,
+            min_rto: Duration::from_millis(200),
+            max_rto: Duration::from_secs(120),
+            rto_formula: RtoFormula::Linux,
+            delayed_ack: Some(Duration::from_millis(40)),
+            ..Self::rfc()
+        }
+    }
+
+    /// RFC 5681 §3.1 initial window in segments for a given SMSS:
+    /// 2 above 2190 bytes, 3 above 1095, else 4.
+    pub fn rfc5681_initial_window(mss: u32) -> u32 {
+        if mss > 2190 {
+            2
+        } else if mss > 1095 {
+            3
+        } else {
+            4
+        }
+    }
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        Self::rfc()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_rfc5681_initial_window_follows_the_smss_thresholds() {
+        assert_eq!(TcpConfig::rfc5681_initial_window(536), 4);
+        assert_eq!(TcpConfig::rfc5681_initial_window(1448), 3);
+        assert_eq!(TcpConfig::rfc5681_initial_window(4000), 2);
+    }
+
+    #[test]
+    fn the_linux_preset_has_a_200_ms_minimum_rto_and_initial_window_10() {
+        let l = TcpConfig::linux();
+        assert_eq!(l.min_rto, Duration::from_millis(200));
+        assert_eq!(l.initial_window, 10);
+        assert_eq!(TcpConfig::rfc().min_rto, Duration::from_secs(1));
+    }
+}

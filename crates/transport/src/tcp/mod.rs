@@ -1,0 +1,20 @@
+//! TCP as a sans-IO state machine.
+//!
+//! A bulk transfer is a [`TcpSender`] on one host and a [`TcpReceiver`] on the
+//! other. Sequence numbers are 64-bit stream offsets internally (no wrap-around);
+//! on the wire ([`Segment::encode`]) they are the usual 32 bits.
+
+mod config;
+mod receiver;
+mod rtt;
+mod segment;
+mod sender;
+
+pub use config::{RtoFormula, TcpConfig};
+pub use receiver::{ReceiverStats, TcpReceiver};
+pub use rtt::RttEstimator;
+pub use segment::{Flags, Segment, Timestamps};
+pub use sender::{SenderStats, TcpInfo, TcpSender};
+
+#[cfg(test)]
+mod tests;

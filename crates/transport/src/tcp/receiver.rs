@@ -1,0 +1,163 @@
+//! The receiving half of a TCP connection: reassembly (lengths only),
+//! cumulative ACKs, RFC 7323 timestamp echo and RFC 5681 §4.2 delayed ACKs.
+
+use torrentlab_engine::Time;
+
+use super::config::TcpConfig;
+use super::segment::{Flags, Segment, Timestamps};
+
+/// Counters of one receiver. Bytes are payload bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReceiverStats {
+    pub segments_received: u64,
+    pub bytes_received: u64,
+    /// Payload bytes received that had already arrived (spurious retransmissions).
+    pub duplicate_bytes: u64,
+    pub out_of_order_segments: u64,
+    pub acks_sent: u64,
+}
+
+/// The receiving half of a TCP connection.
+pub struct TcpReceiver {
+    cfg: TcpConfig,
+    /// Next in-order byte expected: everything below it has been delivered.
+    rcv_nxt: u64,
+    /// Out-of-order data above `rcv_nxt`: sorted, disjoint, non-adjacent ranges.
+    ooo: Vec<(u64, u64)>,
+    /// TS.Recent (RFC 7323 §4.3): the TSval to echo.
+    ts_recent: Option<Time>,
+    ack_now: bool,
+    unacked_segments: u32,
+    delack_deadline: Option<Time>,
+    stats: ReceiverStats,
+}
+
+impl TcpReceiver {
+    pub fn new(cfg: TcpConfig) -> Self {
+        TcpReceiver {
+            cfg,
+            rcv_nxt: 0,
+            ooo: Vec::new(),
+            ts_recent: None,
+            ack_now: false,
+            unacked_segments: 0,
+            delack_deadline: None,
+            stats: ReceiverStats::default(),
+        }
+    }
+
+    /// Bytes delivered in order to the application so far.
+    pub fn delivered(&self) -> u64 {
+        self.rcv_nxt
+    }
+
+    pub fn stats(&self) -> &ReceiverStats {
+        &self.stats
+    }
+
+    pub fn poll_timeout(&self) -> Option<Time> {
+        self.delack_deadline
+    }
+
+    /// Fires the delayed-ACK timer if due; harmless otherwise.
+    pub fn handle_timeout(&mut self, now: Time) {
+        if self.delack_deadline.is_some_and(|d| now >= d) {
+            self.delack_deadline = None;
+            self.ack_now = true;
+        }
+    }
+
+    /// Processes a data segment from the sender.
+    pub fn handle_segment(&mut self, now: Time, seg: &Segment) {
+        if seg.len == 0 {
+            return;
+        }
+        self.stats.segments_received += 1;
+        self.stats.bytes_received += seg.len as u64;
+        let (start, end) = (seg.seq, seg.seq + seg.len as u64);
+        let mut immediate = self.cfg.delayed_ack.is_none();
+        if start <= self.rcv_nxt {
+            // Covers the left edge: RFC 7323 updates TS.Recent from such segments.
+            if let Some(ts) = seg.timestamps {
+                self.ts_recent = Some(ts.val);
+            }
+            if end <= self.rcv_nxt {
+                self.stats.duplicate_bytes += seg.len as u64;
+                immediate = true;
+            } else {
+                self.stats.duplicate_bytes += self.rcv_nxt - start;
+                self.rcv_nxt = end;
+                if !self.ooo.is_empty() {
+                    immediate = true; // filling a hole: ACK at once (RFC 5681 §4.2)
+                    self.absorb_in_order();
+                }
+            }
+        } else {
+            self.stats.out_of_order_segments += 1;
+            if self.ts_recent.is_none() {
+                self.ts_recent = seg.timestamps.map(|t| t.val);
+            }
+            self.stats.duplicate_bytes += self.insert_out_of_order(start, end);
+            immediate = true; // out-of-order: duplicate ACK at once
+        }
+        if immediate {
+            self.ack_now = true;
+        } else {
+            self.unacked_segments += 1;
+            if self.unacked_segments >= 2 {
+                self.ack_now = true;
+            } else if self.delack_deadline.is_none() {
+                self.delack_deadline = self.cfg.delayed_ack.map(|d| now + d);
+            }
+        }
+    }
+
+    fn absorb_in_order(&mut self) {
+        let mut consumed = 0;
+        for &(s, e) in &self.ooo {
+            if s > self.rcv_nxt {
+                break;
+            }
+            self.rcv_nxt = self.rcv_nxt.max(e);
+            consumed += 1;
+        }
+        self.ooo.drain(..consumed);
+    }
+
+    /// Inserts `[start, end)` into the out-of-order set; returns how many of its
+    /// bytes were already there.
+    fn insert_out_of_order(&mut self, mut start: u64, mut end: u64) -> u64 {
+        let len = end - start;
+        let i = self.ooo.partition_point(|&(_, e)| e < start);
+        let mut j = i;
+        let mut overlap = 0;
+        while j < self.ooo.len() && self.ooo[j].0 <= end {
+            let (s, e) = self.ooo[j];
+            overlap += e.min(end).saturating_sub(s.max(start));
+            start = start.min(s);
+            end = end.max(e);
+            j += 1;
+        }
+        self.ooo.splice(i..j, std::iter::once((start, end)));
+        overlap.min(len)
+    }
+
+    /// The ACK to send, if one is due.
+    pub fn poll_transmit(&mut self, now: Time) -> Option<Segment> {
+        if !self.ack_now {
+            return None;
+        }
+        self.ack_now = false;
+        self.unacked_segments = 0;
+        self.delack_deadline = None;
+        self.stats.acks_sent += 1;
+        Some(Segment {
+            seq: 0,
+            ack: self.rcv_nxt,
+            len: 0,
+            flags: Flags::ACK,
+            window: self.cfg.receive_window,
+            timestamps: self.cfg.timestamps.then_some(Timestamps { val: now, ecr: self.ts_recent }),
+        })
+    }
+}

@@ -1,0 +1,307 @@
+//! The sending half of a TCP connection: windows, loss recovery and the
+//! retransmission timer.
+//!
+//! * Window growth is delegated to a [`CongestionControl`].
+//! * Loss recovery is NewReno (RFC 5681 §3.2, RFC 6582): fast retransmit on the
+//!   third duplicate ACK, window inflation by one SMSS per further duplicate,
+//!   partial ACKs retransmit the next hole and deflate the window, a full ACK
+//!   (covering `recover`) ends recovery with `cwnd = ssthresh`.
+//! * The retransmission timer is RFC 6298's: started when data is sent and none is
+//!   running, restarted on each ACK of new data, stopped when all is acknowledged;
+//!   on expiry the window collapses to the loss window, the timer backs off
+//!   exponentially and the sender goes back to `snd_una` (go-back-N).
+
+use torrentlab_engine::{Duration, Time};
+
+use super::config::TcpConfig;
+use super::rtt::RttEstimator;
+use super::segment::{Flags, Segment, Timestamps};
+use crate::cc::{AckSample, CongestionControl, Window};
+
+/// Counters of one sender. Bytes are payload bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SenderStats {
+    pub segments_sent: u64,
+    pub bytes_sent: u64,
+    pub retransmitted_segments: u64,
+    pub retransmitted_bytes: u64,
+    pub fast_retransmits: u64,
+    pub timeouts: u64,
+    pub acks_received: u64,
+    pub duplicate_acks: u64,
+}
+
+/// A TCP_INFO-like snapshot of the sender.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TcpInfo {
+    pub cwnd: u64,
+    pub ssthresh: u64,
+    pub bytes_in_flight: u64,
+    pub srtt: Option<Duration>,
+    pub rttvar: Duration,
+    pub rto: Duration,
+    pub in_recovery: bool,
+    /// The controller's queuing-delay estimate, if it keeps one.
+    pub queuing_delay: Option<Duration>,
+}
+
+/// The sending half of a TCP connection.
+pub struct TcpSender {
+    cfg: TcpConfig,
+    cc: Box<dyn CongestionControl>,
+    w: Window,
+    /// Oldest unacknowledged byte.
+    snd_una: u64,
+    /// Next byte to send (moves back to `snd_una` after a timeout).
+    snd_nxt: u64,
+    /// Highest byte ever sent + 1.
+    snd_max: u64,
+    /// Bytes the application has written so far (the end of the stream to send).
+    app_end: u64,
+    peer_window: u64,
+    dupacks: u32,
+    /// `Some(recover)` while in fast recovery (RFC 6582).
+    recovery: Option<u64>,
+    /// Highest byte sent when loss was last handled; duplicate ACKs at or below it
+    /// do not start a new fast retransmit (RFC 6582 §3.2 step 1).
+    recover: Option<u64>,
+    retransmit_pending: bool,
+    rtt: RttEstimator,
+    rto_deadline: Option<Time>,
+    stats: SenderStats,
+}
+
+impl TcpSender {
+    pub fn new(cfg: TcpConfig, cc: Box<dyn CongestionControl>) -> Self {
+        let iw = cfg.initial_window as u64 * cfg.mss as u64;
+        let ssthresh = if cfg.slow_start { u64::MAX } else { iw };
+        TcpSender {
+            rtt: RttEstimator::new(&cfg),
+            w: Window { cwnd: iw, ssthresh, mss: cfg.mss },
+            peer_window: cfg.receive_window,
+            cfg,
+            cc,
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            app_end: 0,
+            dupacks: 0,
+            recovery: None,
+            recover: None,
+            retransmit_pending: false,
+            rto_deadline: None,
+            stats: SenderStats::default(),
+        }
+    }
+
+    /// The application writes `bytes` more bytes to the stream.
+    pub fn write(&mut self, bytes: u64) {
+        self.app_end = self.app_end.saturating_add(bytes);
+    }
+
+    /// The application stops writing: nothing beyond what was sent so far
+    /// (the stream ends at `snd_max`).
+    pub fn stop_writing(&mut self) {
+        self.app_end = self.snd_max;
+    }
+
+    /// Bytes written by the application and not yet acknowledged.
+    pub fn unacked_app_bytes(&self) -> u64 {
+        self.app_end - self.snd_una
+    }
+
+    /// Bytes acknowledged so far.
+    pub fn bytes_acked(&self) -> u64 {
+        self.snd_una
+    }
+
+    pub fn stats(&self) -> &SenderStats {
+        &self.stats
+    }
+
+    pub fn controller_name(&self) -> &'static str {
+        self.cc.name()
+    }
+
+    pub fn info(&self) -> TcpInfo {
+        TcpInfo {
+            cwnd: self.w.cwnd,
+            ssthresh: self.w.ssthresh,
+            bytes_in_flight: self.snd_nxt - self.snd_una,
+            srtt: self.rtt.srtt(),
+            rttvar: self.rtt.rttvar(),
+            rto: self.rtt.rto(),
+            in_recovery: self.recovery.is_some(),
+            queuing_delay: self.cc.queuing_delay(),
+        }
+    }
+
+    /// When [`TcpSender::handle_timeout`] should next be called.
+    pub fn poll_timeout(&self) -> Option<Time> {
+        self.rto_deadline
+    }
+
+    #[inline]
+    fn segment(&self, now: Time, seq: u64, len: u32) -> Segment {
+        Segment {
+            seq,
+            ack: 0,
+            len,
+            flags: Flags::ACK,
+            window: self.cfg.receive_window,
+            timestamps: self.cfg.timestamps.then_some(Timestamps { val: now, ecr: None }),
+        }
+    }
+
+    #[inline]
+    fn account_send(&mut self, now: Time, seq: u64, len: u32) {
+        self.stats.segments_sent += 1;
+        self.stats.bytes_sent += len as u64;
+        if seq < self.snd_max {
+            self.stats.retransmitted_segments += 1;
+            self.stats.retransmitted_bytes += len as u64;
+        }
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+    }
+
+    /// The next segment to put on the wire, if the windows allow one.
+    #[inline]
+    pub fn poll_transmit(&mut self, now: Time) -> Option<Segment> {
+        let mss = self.cfg.mss as u64;
+        if self.retransmit_pending {
+            self.retransmit_pending = false;
+            let len = (self.snd_max - self.snd_una).min(mss) as u32;
+            if len > 0 {
+                let seq = self.snd_una;
+                self.account_send(now, seq, len);
+                return Some(self.segment(now, seq, len));
+            }
+        }
+        if self.snd_nxt >= self.app_end {
+            return None;
+        }
+        let len = (self.app_end - self.snd_nxt).min(mss);
+        let flight = self.snd_nxt - self.snd_una;
+        let window = self.w.cwnd.min(self.peer_window);
+        if flight + len > window {
+            return None;
+        }
+        let seq = self.snd_nxt;
+        self.account_send(now, seq, len as u32);
+        self.snd_nxt += len;
+        self.snd_max = self.snd_max.max(self.snd_nxt);
+        Some(self.segment(now, seq, len as u32))
+    }
+
+    /// Processes an acknowledgement from the receiver.
+    pub fn handle_ack(&mut self, now: Time, seg: &Segment) {
+        let ack = seg.ack;
+        if ack > self.snd_max {
+            return; // acknowledges data never sent: ignore (RFC 9293 §3.10.7.4)
+        }
+        self.stats.acks_received += 1;
+        self.peer_window = seg.window;
+        let advances = ack > self.snd_una;
+        let echoed = seg.timestamps.and_then(|t| t.ecr.map(|e| (t.val, e)));
+        let sample = AckSample {
+            now,
+            bytes_acked: ack.saturating_sub(self.snd_una),
+            rtt: echoed.filter(|_| advances).map(|(_, ecr)| now.saturating_since(ecr)),
+            one_way_delay: echoed.map(|(val, ecr)| val.saturating_since(ecr)),
+            bytes_in_flight: self.snd_nxt - self.snd_una,
+        };
+        self.cc.on_sample(&sample);
+
+        if advances {
+            let acked = ack - self.snd_una;
+            self.snd_una = ack;
+            self.snd_nxt = self.snd_nxt.max(ack);
+            if let Some(rtt) = sample.rtt {
+                self.rtt.on_sample(rtt);
+            }
+            self.rtt.reset_backoff();
+            self.dupacks = 0;
+            let mss = self.cfg.mss as u64;
+            match self.recovery {
+                Some(recover) if ack >= recover => {
+                    // Full acknowledgement: leave fast recovery with cwnd = ssthresh
+                    // (RFC 6582 §3.2 step 3, option 2; what Linux and ns-3 do).
+                    self.w.cwnd = self.w.ssthresh;
+                    self.recovery = None;
+                }
+                Some(_) => {
+                    // Partial acknowledgement: retransmit the next hole, deflate.
+                    self.retransmit_pending = true;
+                    self.w.cwnd = self.w.cwnd.saturating_sub(acked);
+                    if acked >= mss {
+                        self.w.cwnd += mss;
+                    }
+                    self.w.cwnd = self.w.cwnd.max(mss);
+                }
+                None => self.cc.on_ack(&mut self.w, &sample),
+            }
+            self.rto_deadline = (self.snd_una < self.snd_max).then(|| now + self.rtt.rto());
+        } else if ack == self.snd_una && seg.len == 0 && self.snd_max > self.snd_una {
+            self.stats.duplicate_acks += 1;
+            self.dupacks += 1;
+            if self.recovery.is_some() {
+                self.w.cwnd += self.cfg.mss as u64;
+            } else if self.dupacks == self.cfg.dupack_threshold && self.recover.is_none_or(|r| ack > r) {
+                self.enter_fast_recovery();
+            }
+        }
+        self.enforce_no_slow_start();
+    }
+
+    fn enter_fast_recovery(&mut self) {
+        let mss = self.cfg.mss as u64;
+        let flight = self.snd_max - self.snd_una;
+        self.w.ssthresh = self.cc.ssthresh_after_loss(&self.w, flight);
+        self.w.cwnd = self.w.ssthresh + 3 * mss;
+        self.recovery = Some(self.snd_max);
+        self.recover = Some(self.snd_max);
+        self.retransmit_pending = true;
+        self.stats.fast_retransmits += 1;
+    }
+
+    fn enforce_no_slow_start(&mut self) {
+        if !self.cfg.slow_start && self.recovery.is_none() {
+            self.w.ssthresh = self.w.ssthresh.min(self.w.cwnd);
+        }
+    }
+
+    /// Fires the retransmission timer if it is due; harmless otherwise.
+    pub fn handle_timeout(&mut self, now: Time) {
+        let Some(deadline) = self.rto_deadline else { return };
+        if now < deadline {
+            return;
+        }
+        if self.snd_una >= self.snd_max {
+            self.rto_deadline = None;
+            return;
+        }
+        self.stats.timeouts += 1;
+        let flight = self.snd_max - self.snd_una;
+        self.cc.on_timeout(&mut self.w, flight);
+        self.recovery = None;
+        self.recover = Some(self.snd_max);
+        self.dupacks = 0;
+        self.retransmit_pending = false;
+        self.snd_nxt = self.snd_una;
+        self.rtt.on_timeout();
+        self.rto_deadline = Some(now + self.rtt.rto());
+        self.enforce_no_slow_start();
+    }
+
+    /// Congestion window and ssthresh (bytes).
+    pub fn window(&self) -> Window {
+        self.w
+    }
+
+    /// Highest byte sent + 1.
+    pub fn snd_max(&self) -> u64 {
+        self.snd_max
+    }
+}

@@ -1,0 +1,277 @@
+//! Scripted, packet-exact exchanges between a sender and a receiver, read like
+//! a protocol trace: who sends what, when, and what comes back.
+
+use torrentlab_engine::{Duration, Time};
+
+use super::*;
+use crate::cc::{CcConfig, LedbatConfig};
+
+const MSS: u64 = 1448;
+
+fn ms(x: u64) -> Time {
+    Time(x * 1_000_000)
+}
+
+fn cfg() -> TcpConfig {
+    TcpConfig { initial_window: 3, ..TcpConfig::rfc() }
+}
+
+fn sender(cfg: TcpConfig, bytes: u64) -> TcpSender {
+    let mut s = TcpSender::new(cfg, CcConfig::NewReno.build());
+    s.write(bytes);
+    s
+}
+
+/// Everything the sender will send at `now`.
+fn drain(s: &mut TcpSender, now: Time) -> Vec<Segment> {
+    std::iter::from_fn(|| s.poll_transmit(now)).collect()
+}
+
+fn seqs(segs: &[Segment]) -> Vec<u64> {
+    segs.iter().map(|s| s.seq / MSS).collect()
+}
+
+/// An ACK as the receiver would send it, echoing `ecr`.
+fn ack(n: u64, val: Time, ecr: Time) -> Segment {
+    Segment {
+        seq: 0,
+        ack: n,
+        len: 0,
+        flags: Flags::ACK,
+        window: 16 << 20,
+        timestamps: Some(Timestamps { val, ecr: Some(ecr) }),
+    }
+}
+
+#[test]
+fn the_sender_opens_with_exactly_its_initial_window() {
+    let mut s = sender(cfg(), 100 * MSS);
+    let first = drain(&mut s, ms(0));
+    assert_eq!(seqs(&first), vec![0, 1, 2]);
+    assert!(first.iter().all(|seg| seg.len as u64 == MSS && seg.wire_len() == 1500));
+    assert_eq!(s.poll_timeout(), Some(ms(1000)), "RTO armed at the initial 1 s");
+}
+
+#[test]
+fn each_ack_in_slow_start_releases_two_segments() {
+    let mut s = sender(cfg(), 100 * MSS);
+    drain(&mut s, ms(0));
+    s.handle_ack(ms(50), &ack(MSS, ms(25), ms(0)));
+    assert_eq!(seqs(&drain(&mut s, ms(50))), vec![3, 4]);
+    assert_eq!(s.info().srtt, Some(Duration::from_millis(50)));
+}
+
+#[test]
+fn three_duplicate_acks_trigger_fast_retransmit_and_halve_the_window() {
+    let mut s = sender(TcpConfig { initial_window: 10, ..cfg() }, 100 * MSS);
+    assert_eq!(drain(&mut s, ms(0)).len(), 10);
+    // Segment 0 is lost; segments 1, 2, 3 each produce a duplicate ACK for 0.
+    for i in 1..=2 {
+        s.handle_ack(ms(50), &ack(0, ms(25), ms(0)));
+        assert!(drain(&mut s, ms(50)).is_empty(), "no send on duplicate ACK {i}");
+    }
+    s.handle_ack(ms(50), &ack(0, ms(25), ms(0)));
+    let out = drain(&mut s, ms(50));
+    assert_eq!(seqs(&out), vec![0], "fast retransmit of the first unacknowledged segment");
+    let w = s.window();
+    assert_eq!(w.ssthresh, 5 * MSS, "ssthresh = FlightSize / 2");
+    assert_eq!(w.cwnd, 8 * MSS, "cwnd = ssthresh + 3 SMSS");
+    assert_eq!(s.stats().fast_retransmits, 1);
+    assert_eq!(s.stats().retransmitted_segments, 1);
+}
+
+#[test]
+fn further_duplicates_inflate_the_window_and_release_new_data() {
+    let mut s = sender(TcpConfig { initial_window: 10, ..cfg() }, 100 * MSS);
+    drain(&mut s, ms(0));
+    for _ in 0..3 {
+        s.handle_ack(ms(50), &ack(0, ms(25), ms(0)));
+    }
+    drain(&mut s, ms(50));
+    // cwnd 8 MSS with 10 in flight: two more duplicates make 10, a third sends one.
+    for _ in 0..2 {
+        s.handle_ack(ms(51), &ack(0, ms(26), ms(0)));
+        assert!(drain(&mut s, ms(51)).is_empty());
+    }
+    s.handle_ack(ms(52), &ack(0, ms(27), ms(0)));
+    assert_eq!(seqs(&drain(&mut s, ms(52))), vec![10]);
+}
+
+#[test]
+fn a_partial_ack_retransmits_the_next_hole_and_a_full_ack_ends_recovery() {
+    let mut s = sender(TcpConfig { initial_window: 10, ..cfg() }, 100 * MSS);
+    drain(&mut s, ms(0));
+    // Segments 0 and 5 lost.
+    for _ in 0..3 {
+        s.handle_ack(ms(50), &ack(0, ms(25), ms(0)));
+    }
+    assert_eq!(seqs(&drain(&mut s, ms(50))), vec![0]);
+    // The retransmitted 0 arrives: cumulative ACK up to the hole at 5.
+    s.handle_ack(ms(100), &ack(5 * MSS, ms(75), ms(50)));
+    let out = drain(&mut s, ms(100));
+    assert_eq!(seqs(&out)[0], 5, "partial ACK retransmits the next hole at once");
+    assert!(s.info().in_recovery);
+    // Everything sent so far is acknowledged: recovery ends at ssthresh.
+    let max = s.snd_max();
+    s.handle_ack(ms(150), &ack(max, ms(125), ms(100)));
+    assert!(!s.info().in_recovery);
+    assert_eq!(s.window().cwnd, s.window().ssthresh);
+}
+
+#[test]
+fn the_retransmission_timer_fires_resends_the_first_segment_and_backs_off() {
+    let mut s = sender(cfg(), 100 * MSS);
+    drain(&mut s, ms(0));
+    s.handle_timeout(ms(999));
+    assert!(drain(&mut s, ms(999)).is_empty(), "a spurious early timeout does nothing");
+    s.handle_timeout(ms(1000));
+    assert_eq!(seqs(&drain(&mut s, ms(1000))), vec![0], "loss window: one segment");
+    assert_eq!(s.window().cwnd, MSS);
+    assert_eq!(s.poll_timeout(), Some(ms(3000)), "RTO doubled to 2 s");
+    s.handle_timeout(ms(3000));
+    assert_eq!(seqs(&drain(&mut s, ms(3000))), vec![0]);
+    assert_eq!(s.poll_timeout(), Some(ms(7000)), "and again to 4 s");
+    assert_eq!(s.stats().timeouts, 2);
+}
+
+#[test]
+fn after_a_timeout_duplicate_acks_for_old_data_do_not_retransmit_again() {
+    let mut s = sender(TcpConfig { initial_window: 10, ..cfg() }, 100 * MSS);
+    drain(&mut s, ms(0));
+    s.handle_timeout(ms(1000));
+    drain(&mut s, ms(1000));
+    for _ in 0..3 {
+        s.handle_ack(ms(1010), &ack(0, ms(1005), ms(0)));
+    }
+    assert!(!s.info().in_recovery, "RFC 6582: recover covers the old flight");
+}
+
+#[test]
+fn with_slow_start_disabled_the_window_grows_one_segment_per_rtt_from_the_start() {
+    let mut s = sender(TcpConfig { initial_window: 2, slow_start: false, ..cfg() }, 100 * MSS);
+    assert_eq!(drain(&mut s, ms(0)).len(), 2);
+    s.handle_ack(ms(50), &ack(MSS, ms(25), ms(0)));
+    s.handle_ack(ms(50), &ack(2 * MSS, ms(25), ms(0)));
+    assert_eq!(s.window().cwnd, 3 * MSS, "+1 MSS after a whole window, not +2");
+}
+
+#[test]
+fn the_receiver_acks_out_of_order_data_at_once_with_the_last_in_order_timestamp() {
+    let mut r = TcpReceiver::new(TcpConfig { delayed_ack: Some(Duration::from_millis(40)), ..cfg() });
+    let mut s = sender(cfg(), 100 * MSS);
+    let segs = drain(&mut s, ms(0));
+    r.handle_segment(ms(25), &segs[0]);
+    assert!(r.poll_transmit(ms(25)).is_none(), "first segment: ACK delayed");
+    r.handle_segment(ms(26), &segs[2]); // segment 1 lost
+    let dup = r.poll_transmit(ms(26)).expect("immediate duplicate ACK");
+    assert_eq!(dup.ack, MSS);
+    assert_eq!(dup.timestamps.unwrap().ecr, Some(ms(0)), "TS.Recent is not updated out of order");
+    r.handle_segment(ms(30), &segs[1]); // fills the hole
+    let cum = r.poll_transmit(ms(30)).expect("immediate ACK on filling a hole");
+    assert_eq!(cum.ack, 3 * MSS);
+    assert_eq!(r.delivered(), 3 * MSS);
+}
+
+#[test]
+fn delayed_acks_go_out_every_second_segment_or_when_the_timer_fires() {
+    let mut r = TcpReceiver::new(TcpConfig { delayed_ack: Some(Duration::from_millis(40)), ..cfg() });
+    let mut s = sender(cfg(), 100 * MSS);
+    let segs = drain(&mut s, ms(0));
+    r.handle_segment(ms(10), &segs[0]);
+    r.handle_segment(ms(11), &segs[1]);
+    assert_eq!(r.poll_transmit(ms(11)).map(|a| a.ack), Some(2 * MSS));
+    r.handle_segment(ms(12), &segs[2]);
+    assert!(r.poll_transmit(ms(12)).is_none());
+    assert_eq!(r.poll_timeout(), Some(ms(52)));
+    r.handle_timeout(ms(52));
+    assert_eq!(r.poll_transmit(ms(52)).map(|a| a.ack), Some(3 * MSS));
+}
+
+#[test]
+fn duplicate_data_is_counted_and_acked_immediately() {
+    let mut r = TcpReceiver::new(cfg());
+    let mut s = sender(cfg(), 100 * MSS);
+    let segs = drain(&mut s, ms(0));
+    r.handle_segment(ms(1), &segs[0]);
+    r.poll_transmit(ms(1));
+    r.handle_segment(ms(2), &segs[0]);
+    assert_eq!(r.poll_transmit(ms(2)).map(|a| a.ack), Some(MSS));
+    assert_eq!(r.stats().duplicate_bytes, MSS);
+}
+
+/// Runs a whole transfer over an ideal pipe with a fixed one-way delay, losing
+/// the data segments whose index is in `lose` (first transmission only).
+fn transfer(cc: CcConfig, bytes: u64, lose: &[u64], delay_ms: u64) -> (TcpSender, TcpReceiver, Time) {
+    use std::collections::BTreeMap;
+    let mut s = TcpSender::new(cfg(), cc.build());
+    s.write(bytes);
+    let mut r = TcpReceiver::new(cfg());
+    // (time, order) -> (to_receiver, segment)
+    let mut wire: BTreeMap<(Time, u64), (bool, Segment)> = BTreeMap::new();
+    let mut order = 0;
+    let mut lost: Vec<u64> = lose.to_vec();
+    let d = Duration::from_millis(delay_ms);
+    let mut now = Time::ZERO;
+    loop {
+        while let Some(seg) = s.poll_transmit(now) {
+            let idx = seg.seq / MSS;
+            if let Some(p) = lost.iter().position(|&l| l == idx) {
+                lost.remove(p);
+            } else {
+                wire.insert((now + d, order), (true, seg));
+                order += 1;
+            }
+        }
+        while let Some(a) = r.poll_transmit(now) {
+            wire.insert((now + d, order), (false, a));
+            order += 1;
+        }
+        if s.bytes_acked() == bytes {
+            return (s, r, now);
+        }
+        let next_wire = wire.keys().next().map(|k| k.0);
+        let next = [next_wire, s.poll_timeout()].into_iter().flatten().min().expect("stalled");
+        now = next;
+        if next_wire == Some(now) {
+            let (_, (to_r, seg)) = wire.pop_first().unwrap();
+            if to_r {
+                r.handle_segment(now, &seg);
+            } else {
+                s.handle_ack(now, &seg);
+            }
+        } else {
+            s.handle_timeout(now);
+        }
+        assert!(now < ms(600_000), "transfer did not finish");
+    }
+}
+
+#[test]
+fn a_lossless_transfer_delivers_every_byte_without_retransmission() {
+    let (s, r, _) = transfer(CcConfig::NewReno, 500 * MSS + 17, &[], 10);
+    assert_eq!(r.delivered(), 500 * MSS + 17);
+    assert_eq!(s.stats().retransmitted_segments, 0);
+    assert_eq!(r.stats().duplicate_bytes, 0);
+}
+
+#[test]
+fn a_transfer_with_scattered_losses_recovers_every_byte() {
+    let (s, r, _) = transfer(CcConfig::NewReno, 300 * MSS, &[5, 6, 40, 41, 42, 200, 299], 20);
+    assert_eq!(r.delivered(), 300 * MSS);
+    assert!(s.stats().retransmitted_segments >= 7);
+}
+
+#[test]
+fn losing_the_whole_first_window_is_recovered_by_the_timer() {
+    let (s, r, end) = transfer(CcConfig::NewReno, 50 * MSS, &[0, 1, 2], 5);
+    assert_eq!(r.delivered(), 50 * MSS);
+    assert_eq!(s.stats().timeouts, 1);
+    assert!(end >= ms(1000));
+}
+
+#[test]
+fn ledbat_acks_carry_the_data_one_way_delay() {
+    let (s, _, _) = transfer(CcConfig::Ledbat(LedbatConfig::default()), 100 * MSS, &[], 25);
+    // An ideal pipe never queues: LEDBAT's queuing delay estimate is zero.
+    assert_eq!(s.info().queuing_delay, Some(Duration::ZERO));
+}
