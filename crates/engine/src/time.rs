@@ -78,11 +78,11 @@ impl Duration {
     }
     #[inline]
     pub fn as_secs_f64(self) -> f64 {
-        self.0 as f64 * 1e-9
+        self.0 as f64 / 1e9
     }
     #[inline]
     pub fn as_millis_f64(self) -> f64 {
-        self.0 as f64 * 1e-6
+        self.0 as f64 / 1e6
     }
     #[inline]
     pub fn saturating_mul(self, k: u64) -> Duration {

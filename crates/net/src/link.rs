@@ -57,6 +57,11 @@ pub struct LinkStats {
     /// Packets dequeued for the wire (including those that found the link idle).
     pub served_packets: u64,
     pub served_bytes: u64,
+    /// Sum over dequeued packets of the time each waited in the queue (ns).
+    pub wait_ns: u128,
+    /// Sum over dequeued packets of wire bytes x time waited (byte-ns): divided
+    /// by a span it gives the time-averaged queue in bytes.
+    pub wait_byte_ns: u128,
 }
 
 /// What happened to a packet offered to a link.
@@ -173,9 +178,13 @@ impl Link {
         }
     }
 
+    #[inline]
     fn dequeued(&mut self, e: Waiting) {
         self.stats.served_packets += 1;
         self.stats.served_bytes += e.bytes as u64;
+        let waited = (e.dequeue.0 - e.arrival.0) as u128;
+        self.stats.wait_ns += waited;
+        self.stats.wait_byte_ns += waited * e.bytes as u128;
         if let Some(log) = self.log.as_mut() {
             // Packets still waiting at e.dequeue: those behind it that had arrived
             // strictly before that instant (arrivals are in FIFO order).

@@ -13,7 +13,7 @@ mod sender;
 pub use config::{RtoFormula, TcpConfig};
 pub use receiver::{ReceiverStats, TcpReceiver};
 pub use rtt::RttEstimator;
-pub use segment::{Flags, Segment, Timestamps};
+pub use segment::{decode, DecodedHeader, Flags, Segment, Timestamps};
 pub use sender::{SenderStats, TcpInfo, TcpSender};
 
 #[cfg(test)]

@@ -1,0 +1,112 @@
+//! The tables of a finished run: per-flow totals, the bottleneck queue log and
+//! the one-row summary.
+
+use torrentlab_net::LinkStats;
+
+use crate::scenario::Scenario;
+use crate::table::{jain_index, Table};
+use crate::world::World;
+
+/// Everything one run produces.
+#[derive(Clone, Debug)]
+pub struct RunOutput {
+    /// One row per flow: totals.
+    pub flows: Table,
+    /// One row per flow per sample: window, RTT, goodput...
+    pub timeseries: Table,
+    /// One row per dequeue at the bottleneck.
+    pub queue: Table,
+    /// One row: fairness, efficiency, loss over the summary window.
+    pub summary: Table,
+    pub perf: crate::world::Perf,
+}
+
+fn nan_or(v: Option<f64>) -> f64 {
+    v.unwrap_or(f64::NAN)
+}
+
+pub(crate) fn report(sc: &Scenario, mut w: World) -> RunOutput {
+    let end = w.end;
+    let end_stats = w.net.link_mut(w.bottleneck).stats(end);
+    let queue = queue_table(&mut w);
+    let snap = w.at_window_start.clone();
+    let window = end.saturating_since(w.window_start).as_secs_f64();
+    let start_stats = snap.as_ref().map_or(LinkStats::default(), |s| s.bottleneck);
+
+    let mut flows = Table::default();
+    let n = w.flows.len();
+    let mut window_rates = Vec::with_capacity(n);
+    let (mut throughput, mut completion) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for (i, f) in w.flows.iter().enumerate() {
+        let delivered = f.receiver.delivered();
+        let before = snap.as_ref().map_or(0, |s| s.delivered[i]);
+        window_rates.push(if window > 0.0 { (delivered - before) as f64 * 8.0 / window } else { f64::NAN });
+        let active_end = f.completed_at.unwrap_or(end);
+        let active = active_end.saturating_since(f.start).as_secs_f64();
+        throughput.push(if active > 0.0 { delivered as f64 * 8.0 / active } else { f64::NAN });
+        completion.push(nan_or(f.completed_at.map(|t| t.as_secs_f64())));
+    }
+    let col = |g: &dyn Fn(&crate::world::Flow) -> u64| w.flows.iter().map(|f| g(f) as i64).collect::<Vec<_>>();
+    flows
+        .i64("flow", (0..n as i64).collect())
+        .str("label", w.flows.iter().map(|f| f.label.clone()).collect())
+        .str("cc", w.flows.iter().map(|f| f.cc.to_string()).collect())
+        .f64("start_s", w.flows.iter().map(|f| f.start.as_secs_f64()).collect())
+        .f64("stop_s", w.flows.iter().map(|f| nan_or(f.stop.map(|t| t.as_secs_f64()))).collect())
+        .f64("size_bytes", w.flows.iter().map(|f| nan_or(f.size.map(|s| s as f64))).collect())
+        .f64("completion_s", completion)
+        .i64("bytes_sent", col(&|f| f.sender.stats().bytes_sent))
+        .i64("bytes_delivered", col(&|f| f.receiver.delivered()))
+        .i64("segments_sent", col(&|f| f.sender.stats().segments_sent))
+        .i64("retransmitted_segments", col(&|f| f.sender.stats().retransmitted_segments))
+        .i64("fast_retransmits", col(&|f| f.sender.stats().fast_retransmits))
+        .i64("timeouts", col(&|f| f.sender.stats().timeouts))
+        .i64("duplicate_acks", col(&|f| f.sender.stats().duplicate_acks))
+        .f64("throughput_bps", throughput)
+        .f64("window_rate_bps", window_rates.clone());
+
+    let arrived = end_stats.arrived_packets - start_stats.arrived_packets;
+    let dropped = end_stats.dropped_packets - start_stats.dropped_packets;
+    let served_bytes = end_stats.served_bytes - start_stats.served_bytes;
+    let served_pkts = end_stats.served_packets - start_stats.served_packets;
+    let wait_ns = (end_stats.wait_ns - start_stats.wait_ns) as f64;
+    let wait_byte_ns = (end_stats.wait_byte_ns - start_stats.wait_byte_ns) as f64;
+    let window_ns = window * 1e9;
+    let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { f64::NAN };
+    let ns = w.net.stats();
+    let mut summary = Table::default();
+    summary
+        .str("scenario", vec![sc.name.clone()])
+        .i64("seed", vec![sc.seed as i64])
+        .f64("duration_s", vec![sc.duration.as_secs_f64()])
+        .i64("flows", vec![n as i64])
+        .f64("window_start_s", vec![w.window_start.as_secs_f64()])
+        .f64("window_s", vec![window])
+        .f64("jain_index", vec![jain_index(&window_rates)])
+        .f64("efficiency", vec![ratio(served_bytes as f64 * 8.0, w.bottleneck_rate as f64 * window)])
+        .f64("loss_rate", vec![ratio(dropped as f64, arrived as f64)])
+        .f64("goodput_bps", vec![window_rates.iter().sum()])
+        .i64("bottleneck_arrived_packets", vec![arrived as i64])
+        .i64("bottleneck_dropped_packets", vec![dropped as i64])
+        .f64("mean_queue_packets", vec![ratio(wait_ns, window_ns)])
+        .f64("mean_queue_bytes", vec![ratio(wait_byte_ns, window_ns)])
+        .f64("mean_queue_delay_ms", vec![ratio(wait_ns, served_pkts as f64) * 1e-6])
+        .i64("network_sent_packets", vec![ns.sent_packets as i64])
+        .i64("network_dropped_packets", vec![ns.dropped_packets as i64])
+        .i64("network_lost_packets", vec![ns.lost_packets as i64]);
+
+    let perf = w.perf();
+    RunOutput { flows, timeseries: std::mem::take(&mut w.rec).into_table(), queue, summary, perf }
+}
+
+fn queue_table(w: &mut World) -> Table {
+    let records = w.net.link_mut(w.bottleneck).take_log(w.end).map(|l| l.records).unwrap_or_default();
+    let mut t = Table::default();
+    t.f64("time_s", records.iter().map(|r| r.time.as_secs_f64()).collect())
+        .i64("bytes", records.iter().map(|r| r.bytes_left as i64).collect())
+        .i64("packets", records.iter().map(|r| r.packets_left as i64).collect())
+        .i64("served_packets", records.iter().map(|r| r.served_packets as i64).collect())
+        .i64("served_bytes", records.iter().map(|r| r.served_bytes as i64).collect())
+        .i64("dropped_packets", records.iter().map(|r| r.dropped_packets as i64).collect());
+    t
+}

@@ -1,0 +1,317 @@
+//! Interprets a [`RawScenario`]: fills defaults, checks every value against what
+//! is physically possible, and builds the model. Each check names its field.
+
+use torrentlab_engine::Duration;
+use torrentlab_net::{BufferLimit, LinkConfig};
+use torrentlab_transport::cc::{CcConfig, LedbatConfig};
+use torrentlab_transport::tcp::TcpConfig;
+
+use super::raw::{CcName, DelayedAck, Preset, RawLedbat, RawScenario, RawStart, RawTcp, Topology};
+use super::units::{BufferSpec, DurationStr};
+use super::{DumbbellSpec, FlowSpec, MetricsSpec, Scenario, ScenarioError, StartSpec};
+
+/// Default access-link queue when a capacity is given without a buffer: Linux's
+/// default `txqueuelen`.
+const DEFAULT_ACCESS_BUFFER: BufferLimit = BufferLimit::Packets(1000);
+/// Default time-series period.
+const DEFAULT_SAMPLE_INTERVAL: Duration = Duration::from_millis(100);
+
+struct Ctx<'a> {
+    file: &'a str,
+}
+
+impl Ctx<'_> {
+    fn err(&self, field: impl Into<String>, message: impl Into<String>) -> ScenarioError {
+        ScenarioError { file: self.file.into(), field: field.into(), message: message.into() }
+    }
+}
+
+pub(super) fn validate(raw: RawScenario, file: &str) -> Result<Scenario, ScenarioError> {
+    let cx = Ctx { file };
+    let duration = raw.run.duration.0;
+    if duration == Duration::ZERO {
+        return Err(cx.err("run.duration", "must be greater than zero"));
+    }
+
+    let net = &raw.network;
+    // The dumbbell is the only topology so far; the field exists so files say
+    // what they assume and later topologies do not change their meaning.
+    let (Some(Topology::Dumbbell) | None) = net.topology;
+    let bottleneck_rate = net
+        .bottleneck
+        .capacity
+        .0
+        .ok_or_else(|| cx.err("network.bottleneck.capacity", "the bottleneck cannot be unlimited; give a rate such as \"10 Mbit/s\""))?;
+    if bottleneck_rate == 0 {
+        return Err(cx.err("network.bottleneck.capacity", "must be greater than zero"));
+    }
+    let bottleneck = LinkConfig {
+        capacity_bps: Some(bottleneck_rate),
+        buffer: buffer_limit(&cx, "network.bottleneck.buffer", net.bottleneck.buffer.0, Some(bottleneck_rate))?,
+        delay: Duration::ZERO,
+    };
+
+    let access = match &net.access {
+        None => LinkConfig::TRANSPARENT,
+        Some(a) => {
+            let rate = a.capacity.and_then(|c| c.0);
+            if rate == Some(0) {
+                return Err(cx.err("network.access.capacity", "must be greater than zero (or \"unlimited\")"));
+            }
+            let buffer = match a.buffer {
+                Some(b) => buffer_limit(&cx, "network.access.buffer", b.0, rate)?,
+                None => DEFAULT_ACCESS_BUFFER,
+            };
+            LinkConfig { capacity_bps: rate, buffer, delay: a.delay.map_or(Duration::ZERO, |d| d.0) }
+        }
+    };
+
+    let (data_loss, ack_loss) = match &net.loss {
+        None => (0.0, 0.0),
+        Some(l) => (
+            probability(&cx, "network.loss.data", l.data.unwrap_or(0.0))?,
+            probability(&cx, "network.loss.ack", l.ack.unwrap_or(0.0))?,
+        ),
+    };
+
+    let global_tcp = raw.tcp.clone().unwrap_or_default();
+    let global_ledbat = raw.ledbat.clone().unwrap_or_default();
+    if raw.flows.is_empty() {
+        return Err(cx.err("flows", "at least one [[flows]] entry is needed"));
+    }
+    let mut flows = Vec::new();
+    for (i, f) in raw.flows.iter().enumerate() {
+        let at = |field: &str| format!("flows[{i}].{field}");
+        let tcp_raw = global_tcp.overlaid(f.tcp.as_ref().unwrap_or(&RawTcp::default()));
+        let tcp = tcp_config(&cx, &tcp_raw, &|field| {
+            if f.tcp.as_ref().is_some_and(|t| has_field(t, field)) {
+                at(&format!("tcp.{field}"))
+            } else {
+                format!("tcp.{field}")
+            }
+        })?;
+        let cc = match f.cc {
+            CcName::Newreno => {
+                if f.ledbat.is_some() {
+                    return Err(cx.err(at("ledbat"), "only allowed when cc = \"ledbat\""));
+                }
+                CcConfig::NewReno
+            }
+            CcName::Ledbat => {
+                let l = global_ledbat.overlaid(f.ledbat.as_ref().unwrap_or(&RawLedbat::default()));
+                let where_ = if f.ledbat.is_some() { at("ledbat") } else { "ledbat".to_string() };
+                CcConfig::Ledbat(ledbat_config(&cx, &l, &where_)?)
+            }
+        };
+        let start = match f.start.unwrap_or(RawStart::At(DurationStr(Duration::ZERO))) {
+            RawStart::At(t) => StartSpec::At(t.0),
+            RawStart::Uniform(lo, hi) => {
+                if lo.0 > hi.0 {
+                    return Err(cx.err(at("start.uniform"), format!("the range is reversed: {} > {}", lo.0, hi.0)));
+                }
+                StartSpec::Uniform(lo.0, hi.0)
+            }
+        };
+        if start.latest() >= duration {
+            return Err(cx.err(
+                at("start"),
+                format!("starts at or after the end of the run ({} >= run.duration {})", start.latest(), duration),
+            ));
+        }
+        let stop = f.stop.map(|s| s.0);
+        if let Some(stop) = stop {
+            if stop <= start.latest() {
+                return Err(cx.err(at("stop"), format!("must be after the start ({} <= {})", stop, start.latest())));
+            }
+            if stop > duration {
+                return Err(cx.err(at("stop"), format!("is after the end of the run ({} > {})", stop, duration)));
+            }
+        }
+        let size = f.size.map(|s| s.0);
+        if size == Some(0) {
+            return Err(cx.err(at("size"), "must be greater than zero (omit it for an unlimited flow)"));
+        }
+        let count = f.count.unwrap_or(1);
+        if count == 0 || count > 100_000 {
+            return Err(cx.err(at("count"), "must be between 1 and 100000"));
+        }
+        let base_label = f.label.clone().unwrap_or_else(|| cc.name().to_string());
+        for k in 0..count {
+            let label = if count == 1 { base_label.clone() } else { format!("{base_label}-{k}") };
+            flows.push(FlowSpec { label, cc: cc.clone(), tcp: tcp.clone(), start, stop, size });
+        }
+    }
+
+    let m = raw.metrics.unwrap_or_default();
+    let sample_interval = if m.timeseries == Some(false) {
+        None
+    } else {
+        let s = m.sample_interval.map_or(DEFAULT_SAMPLE_INTERVAL, |d| d.0);
+        if s == Duration::ZERO {
+            return Err(cx.err("metrics.sample_interval", "must be greater than zero (set metrics.timeseries = false to turn sampling off)"));
+        }
+        Some(s)
+    };
+    let summary_start = m.summary_start.map(|d| d.0);
+    if summary_start.is_some_and(|s| s >= duration) {
+        return Err(cx.err("metrics.summary_start", "must be before the end of the run"));
+    }
+
+    Ok(Scenario {
+        name: raw.name.unwrap_or_else(|| default_name(file)),
+        description: raw.description.unwrap_or_default(),
+        seed: raw.run.seed.unwrap_or(1),
+        duration,
+        network: DumbbellSpec { one_way_delay: net.one_way_delay.0, bottleneck, access, data_loss, ack_loss },
+        flows,
+        metrics: MetricsSpec { sample_interval, queue_log: m.queue_log.unwrap_or(true), summary_start },
+    })
+}
+
+fn default_name(file: &str) -> String {
+    std::path::Path::new(file).file_stem().map_or_else(|| "scenario".into(), |s| s.to_string_lossy().into_owned())
+}
+
+fn has_field(t: &RawTcp, field: &str) -> bool {
+    match field {
+        "preset" => t.preset.is_some(),
+        "mss" => t.mss.is_some(),
+        "initial_window" => t.initial_window.is_some(),
+        "slow_start" => t.slow_start.is_some(),
+        "min_rto" => t.min_rto.is_some(),
+        "max_rto" => t.max_rto.is_some(),
+        "initial_rto" => t.initial_rto.is_some(),
+        "delayed_ack" => t.delayed_ack.is_some(),
+        "timestamps" => t.timestamps.is_some(),
+        "receive_window" => t.receive_window.is_some(),
+        _ => false,
+    }
+}
+
+fn probability(cx: &Ctx, field: &str, p: f64) -> Result<f64, ScenarioError> {
+    if !(0.0..1.0).contains(&p) {
+        return Err(cx.err(field, format!("{p} is not a loss probability; allowed: 0 <= p < 1")));
+    }
+    Ok(p)
+}
+
+fn buffer_limit(cx: &Ctx, field: &str, b: BufferSpec, rate: Option<u64>) -> Result<BufferLimit, ScenarioError> {
+    let limit = match b {
+        BufferSpec::Packets(n) => BufferLimit::Packets(u32::try_from(n).map_err(|_| cx.err(field, "too many packets"))?),
+        BufferSpec::Bytes(n) => BufferLimit::Bytes(n),
+        BufferSpec::Time(t) => {
+            let Some(rate) = rate else {
+                return Err(cx.err(field, "a buffer given as time needs a capacity; give packets or bytes instead"));
+            };
+            BufferLimit::Bytes((rate as u128 * t.0 as u128 / 8_000_000_000) as u64)
+        }
+    };
+    if matches!(limit, BufferLimit::Packets(0) | BufferLimit::Bytes(0)) {
+        return Err(cx.err(field, "must hold at least one packet (zero-size buffers are not allowed)"));
+    }
+    Ok(limit)
+}
+
+fn tcp_config(cx: &Ctx, t: &RawTcp, at: &dyn Fn(&str) -> String) -> Result<TcpConfig, ScenarioError> {
+    let mut c = match t.preset.unwrap_or(Preset::Rfc) {
+        Preset::Rfc => TcpConfig::rfc(),
+        Preset::Linux => TcpConfig::linux(),
+    };
+    if let Some(mss) = t.mss {
+        if !(64..=65_495).contains(&mss) {
+            return Err(cx.err(at("mss"), format!("{mss} is out of range; allowed: 64 to 65495 bytes")));
+        }
+        c.mss = mss;
+        if t.initial_window.is_none() && t.preset != Some(Preset::Linux) {
+            c.initial_window = TcpConfig::rfc5681_initial_window(mss);
+        }
+    }
+    if let Some(iw) = t.initial_window {
+        if !(1..=1000).contains(&iw) {
+            return Err(cx.err(at("initial_window"), format!("{iw} is out of range; allowed: 1 to 1000 segments")));
+        }
+        c.initial_window = iw;
+    }
+    if let Some(ss) = t.slow_start {
+        c.slow_start = ss;
+    }
+    for (name, v, slot) in [
+        ("min_rto", t.min_rto, &mut c.min_rto),
+        ("max_rto", t.max_rto, &mut c.max_rto),
+        ("initial_rto", t.initial_rto, &mut c.initial_rto),
+    ] {
+        if let Some(d) = v {
+            if d.0 == Duration::ZERO {
+                return Err(cx.err(at(name), "must be greater than zero"));
+            }
+            *slot = d.0;
+        }
+    }
+    if c.min_rto > c.max_rto {
+        return Err(cx.err(at("min_rto"), format!("min_rto ({}) exceeds max_rto ({})", c.min_rto, c.max_rto)));
+    }
+    match t.delayed_ack {
+        None => {}
+        Some(DelayedAck::Off) => c.delayed_ack = None,
+        Some(DelayedAck::On) => c.delayed_ack = Some(c.delayed_ack.unwrap_or(Duration::from_millis(40))),
+        Some(DelayedAck::After(d)) => {
+            if d == Duration::ZERO || d > Duration::from_millis(500) {
+                return Err(cx.err(at("delayed_ack"), "must be between 0 and 500 ms (RFC 5681 §4.2), or false"));
+            }
+            c.delayed_ack = Some(d);
+        }
+    }
+    if let Some(ts) = t.timestamps {
+        c.timestamps = ts;
+    }
+    if let Some(w) = t.receive_window {
+        if w.0 < c.mss as u64 {
+            return Err(cx.err(at("receive_window"), format!("must hold at least one segment ({} bytes)", c.mss)));
+        }
+        c.receive_window = w.0;
+    }
+    Ok(c)
+}
+
+fn ledbat_config(cx: &Ctx, l: &RawLedbat, at: &str) -> Result<LedbatConfig, ScenarioError> {
+    let mut c = LedbatConfig::default();
+    if let Some(t) = l.target {
+        if t.0 == Duration::ZERO {
+            return Err(cx.err(format!("{at}.target"), "must be greater than zero"));
+        }
+        c.target = t.0;
+    }
+    if let Some(g) = l.gain {
+        if !(g.is_finite() && g > 0.0) {
+            return Err(cx.err(format!("{at}.gain"), format!("{g} is not allowed; the gain must be a positive number")));
+        }
+        c.gain = g;
+    }
+    if let Some(m) = l.min_cwnd {
+        if m == 0 {
+            return Err(cx.err(format!("{at}.min_cwnd"), "must be at least 1 packet"));
+        }
+        c.min_cwnd = m;
+    }
+    if let Some(f) = l.current_filter {
+        if f == 0 {
+            return Err(cx.err(format!("{at}.current_filter"), "must be at least 1 sample"));
+        }
+        c.current_filter = f as usize;
+    }
+    match (l.base_history, l.base_interval) {
+        (None, None) => {}
+        (None, Some(_)) => {
+            return Err(cx.err(format!("{at}.base_interval"), "only meaningful with base_history (a bucket count)"))
+        }
+        (Some(0), _) => return Err(cx.err(format!("{at}.base_history"), "must be at least 1 bucket")),
+        (Some(n), i) => {
+            let i = i.map_or(Duration::from_secs(60), |d| d.0);
+            if i == Duration::ZERO {
+                return Err(cx.err(format!("{at}.base_interval"), "must be greater than zero"));
+            }
+            c.base_history = Some((n as usize, i));
+        }
+    }
+    Ok(c)
+}

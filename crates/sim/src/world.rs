@@ -1,0 +1,315 @@
+//! The world of one run: it owns the scheduler, the network, every endpoint and
+//! the recorders, and drives the sans-IO transports with `now`.
+//!
+//! Host layout of the dumbbell: host 0 is the receiver (its downlink is the
+//! bottleneck); host `i + 1` is the sender of flow `i`.
+
+use torrentlab_engine::{Duration, EntityId, EntityRng, EventQueue, Slab, SlabKey, Time};
+use torrentlab_net::{HostConfig, HostId, Latency, LinkConfig, LinkId, LinkStats, Network, Transit};
+use torrentlab_transport::tcp::{Segment, TcpReceiver, TcpSender};
+
+use crate::recorder::Recorder;
+use crate::scenario::{Scenario, StartSpec};
+
+/// RNG stream kind tag for flows (see [`EntityId::new`]).
+const RNG_KIND_FLOW: u16 = 2;
+const RECEIVER: HostId = HostId(0);
+
+/// A packet in flight: addressing, wire size and the segment (no payload).
+#[derive(Clone, Copy, Debug)]
+struct Packet {
+    dst: HostId,
+    flow: u32,
+    to_receiver: bool,
+    wire: u32,
+    seg: Segment,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Ev {
+    /// A packet reaches the entrance of a downlink.
+    ArriveLink { link: LinkId, pkt: SlabKey },
+    /// A packet reaches its destination host.
+    ArriveHost { pkt: SlabKey },
+    /// An endpoint's timer (endpoint = flow * 2 + side); stale if `gen` moved on.
+    Timer { ep: u32, gen: u32 },
+    Start { flow: u32 },
+    Stop { flow: u32 },
+    Sample,
+    WindowStart,
+    End,
+}
+
+/// One bulk flow: a sender on its own host, a receiver on the shared host.
+pub(crate) struct Flow {
+    pub label: String,
+    pub cc: &'static str,
+    pub sender: TcpSender,
+    pub receiver: TcpReceiver,
+    pub host: HostId,
+    pub start: Time,
+    pub stop: Option<Time>,
+    pub size: Option<u64>,
+    pub started: bool,
+    pub completed_at: Option<Time>,
+}
+
+#[derive(Clone, Copy, Default)]
+struct TimerSlot {
+    at: Option<Time>,
+    gen: u32,
+}
+
+/// Counters a benchmark reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Perf {
+    /// Events the scheduler delivered.
+    pub events: u64,
+    /// Data segments (payload > 0) that reached a receiver.
+    pub data_packets_delivered: u64,
+    /// Simulated time covered.
+    pub sim_seconds: f64,
+}
+
+pub(crate) struct World {
+    q: EventQueue<Ev>,
+    pub net: Network,
+    pkts: Slab<Packet>,
+    pub flows: Vec<Flow>,
+    timers: Vec<TimerSlot>,
+    pub end: Time,
+    pub bottleneck: LinkId,
+    pub bottleneck_rate: u64,
+    sample_interval: Option<Duration>,
+    pub window_start: Time,
+    pub at_window_start: Option<Snapshot>,
+    pub data_packets_delivered: u64,
+    pub rec: Recorder,
+}
+
+/// Counters at the start of the summary window.
+#[derive(Clone, Debug)]
+pub(crate) struct Snapshot {
+    pub delivered: Vec<u64>,
+    pub bottleneck: LinkStats,
+}
+
+impl World {
+    pub fn build(sc: &Scenario) -> World {
+        let n = &sc.network;
+        let receiver =
+            HostConfig { uplink: LinkConfig::TRANSPARENT, downlink: n.bottleneck, ingress_loss: n.data_loss };
+        let sender = HostConfig {
+            uplink: n.access,
+            downlink: LinkConfig { capacity_bps: None, ..n.access },
+            ingress_loss: n.ack_loss,
+        };
+        let mut hosts = vec![receiver];
+        hosts.extend(std::iter::repeat_n(sender, sc.flows.len()));
+        let mut net = Network::new(sc.seed, &hosts, Latency::Uniform(n.one_way_delay));
+        let bottleneck = net.downlink(RECEIVER);
+        if sc.metrics.queue_log {
+            net.link_mut(bottleneck).enable_monitor();
+        }
+
+        let mut q = EventQueue::new();
+        let end = Time::ZERO + sc.duration;
+        q.schedule(end, Ev::End);
+        let mut flows = Vec::with_capacity(sc.flows.len());
+        for (i, f) in sc.flows.iter().enumerate() {
+            let mut rng = EntityRng::new(sc.seed, EntityId::new(RNG_KIND_FLOW, i as u64));
+            let start = match f.start {
+                StartSpec::At(t) => t,
+                StartSpec::Uniform(lo, hi) => Duration(rng.range_inclusive(lo.0, hi.0)),
+            };
+            let start = Time::ZERO + start;
+            q.schedule(start, Ev::Start { flow: i as u32 });
+            let stop = f.stop.map(|s| Time::ZERO + s);
+            if let Some(s) = stop {
+                q.schedule(s, Ev::Stop { flow: i as u32 });
+            }
+            flows.push(Flow {
+                label: f.label.clone(),
+                cc: f.cc.name(),
+                sender: TcpSender::new(f.tcp.clone(), f.cc.build()),
+                receiver: TcpReceiver::new(f.tcp.clone()),
+                host: HostId(i as u32 + 1),
+                start,
+                stop,
+                size: f.size,
+                started: false,
+                completed_at: None,
+            });
+        }
+        let last_start = flows.iter().map(|f| f.start).max().unwrap_or(Time::ZERO);
+        let window_start = sc.metrics.summary_start.map_or(last_start, |s| Time::ZERO + s);
+        q.schedule(window_start, Ev::WindowStart);
+        if sc.metrics.sample_interval.is_some() {
+            q.schedule(Time::ZERO, Ev::Sample);
+        }
+        let timers = vec![TimerSlot::default(); flows.len() * 2];
+        World {
+            q,
+            pkts: Slab::with_capacity(4096),
+            timers,
+            end,
+            bottleneck,
+            bottleneck_rate: n.bottleneck.capacity_bps.expect("validated: the bottleneck has a capacity"),
+            sample_interval: sc.metrics.sample_interval,
+            window_start,
+            at_window_start: None,
+            data_packets_delivered: 0,
+            rec: Recorder::new(sc.metrics.sample_interval.is_some()),
+            net,
+            flows,
+        }
+    }
+
+    /// Runs to the end of the scenario. `progress` is called with the simulated
+    /// time about once per `every` of simulated time.
+    pub fn run(&mut self, every: Duration, progress: &mut dyn FnMut(Time)) {
+        let mut next_progress = Time::ZERO + every;
+        while let Some((now, ev)) = self.q.pop() {
+            if now >= next_progress {
+                progress(now);
+                next_progress = now + every;
+            }
+            match ev {
+                Ev::ArriveLink { link, pkt } => {
+                    let wire = self.pkts.get(pkt).expect("live packet").wire;
+                    match self.net.arrive(now, link, wire) {
+                        Transit::Dropped { .. } => {
+                            self.pkts.remove(pkt);
+                        }
+                        Transit::AtHost { time, .. } => self.q.schedule(time, Ev::ArriveHost { pkt }),
+                        Transit::AtLink { .. } => unreachable!("a downlink feeds a host"),
+                    }
+                }
+                Ev::ArriveHost { pkt } => self.arrive_host(now, pkt),
+                Ev::Timer { ep, gen } => self.timer(now, ep, gen),
+                Ev::Start { flow } => {
+                    let f = &mut self.flows[flow as usize];
+                    f.started = true;
+                    f.sender.write(f.size.unwrap_or(u64::MAX / 4));
+                    self.drive_sender(now, flow as usize);
+                }
+                Ev::Stop { flow } => self.flows[flow as usize].sender.stop_writing(),
+                Ev::Sample => {
+                    self.rec.sample(now, &self.flows);
+                    if let Some(iv) = self.sample_interval {
+                        if now + iv < self.end {
+                            self.q.schedule(now + iv, Ev::Sample);
+                        }
+                    }
+                }
+                Ev::WindowStart => {
+                    self.at_window_start = Some(Snapshot {
+                        delivered: self.flows.iter().map(|f| f.receiver.delivered()).collect(),
+                        bottleneck: self.net.link_mut(self.bottleneck).stats(now),
+                    });
+                }
+                Ev::End => break,
+            }
+        }
+        progress(self.end);
+    }
+
+    fn arrive_host(&mut self, now: Time, key: SlabKey) {
+        let p = self.pkts.remove(key);
+        if !self.net.ingress(p.dst, p.wire) {
+            return;
+        }
+        let fi = p.flow as usize;
+        if p.to_receiver {
+            let f = &mut self.flows[fi];
+            f.receiver.handle_segment(now, &p.seg);
+            if p.seg.len > 0 {
+                self.data_packets_delivered += 1;
+            }
+            if f.completed_at.is_none() && f.size.is_some_and(|s| f.receiver.delivered() >= s) {
+                f.completed_at = Some(now);
+            }
+            self.drive_receiver(now, fi);
+        } else {
+            self.flows[fi].sender.handle_ack(now, &p.seg);
+            self.drive_sender(now, fi);
+        }
+    }
+
+    fn timer(&mut self, now: Time, ep: u32, gen: u32) {
+        let slot = &mut self.timers[ep as usize];
+        if slot.gen != gen {
+            return; // superseded by an earlier timer
+        }
+        slot.at = None;
+        let fi = (ep / 2) as usize;
+        if ep % 2 == 0 {
+            self.flows[fi].sender.handle_timeout(now);
+            self.drive_sender(now, fi);
+        } else {
+            self.flows[fi].receiver.handle_timeout(now);
+            self.drive_receiver(now, fi);
+        }
+    }
+
+    /// Makes sure a timer event fires no later than `deadline`. A deadline that
+    /// moved later keeps the earlier event, which then fires harmlessly and
+    /// re-arms: one heap operation per timeout period, not per ACK.
+    #[inline]
+    fn arm(&mut self, ep: usize, deadline: Option<Time>) {
+        let Some(d) = deadline else { return };
+        let slot = &mut self.timers[ep];
+        if slot.at.is_none_or(|t| d < t) {
+            slot.gen = slot.gen.wrapping_add(1);
+            slot.at = Some(d);
+            self.q.schedule(d.max(self.q.now()), Ev::Timer { ep: ep as u32, gen: slot.gen });
+        }
+    }
+
+    fn drive_sender(&mut self, now: Time, fi: usize) {
+        let src = self.flows[fi].host;
+        while let Some(seg) = self.flows[fi].sender.poll_transmit(now) {
+            self.transmit(now, src, RECEIVER, fi as u32, true, seg);
+        }
+        let d = self.flows[fi].sender.poll_timeout();
+        self.arm(fi * 2, d);
+    }
+
+    fn drive_receiver(&mut self, now: Time, fi: usize) {
+        let dst = self.flows[fi].host;
+        while let Some(seg) = self.flows[fi].receiver.poll_transmit(now) {
+            self.transmit(now, RECEIVER, dst, fi as u32, false, seg);
+        }
+        let d = self.flows[fi].receiver.poll_timeout();
+        self.arm(fi * 2 + 1, d);
+    }
+
+    #[inline]
+    fn transmit(&mut self, now: Time, src: HostId, dst: HostId, flow: u32, to_receiver: bool, seg: Segment) {
+        let wire = seg.wire_len();
+        match self.net.send(now, src, dst, wire) {
+            Transit::Dropped { .. } => {}
+            Transit::AtLink { link, time } => {
+                let pkt = self.pkts.insert(Packet { dst, flow, to_receiver, wire, seg });
+                self.q.schedule(time, Ev::ArriveLink { link, pkt });
+            }
+            Transit::AtHost { time, .. } => {
+                let pkt = self.pkts.insert(Packet { dst, flow, to_receiver, wire, seg });
+                self.q.schedule(time, Ev::ArriveHost { pkt });
+            }
+        }
+    }
+
+    /// Packets currently in flight (in the arena), for conservation checks.
+    pub fn packets_in_flight(&self) -> usize {
+        self.pkts.len()
+    }
+
+    pub fn perf(&self) -> Perf {
+        Perf {
+            events: self.q.events_processed(),
+            data_packets_delivered: self.data_packets_delivered,
+            sim_seconds: self.end.as_secs_f64(),
+        }
+    }
+}
