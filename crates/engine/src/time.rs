@@ -28,7 +28,7 @@ impl Time {
     /// Seconds since the start of the run, for reporting only.
     #[inline]
     pub fn as_secs_f64(self) -> f64 {
-        self.0 as f64 * 1e-9
+        self.0 as f64 / 1e9
     }
 
     /// The span from `earlier` to `self`, or zero if `earlier` is later.

@@ -1,0 +1,206 @@
+//! Good and bad scenario files: every bad one gives one message naming the file,
+//! the field and what is allowed.
+
+use super::*;
+use torrentlab_net::BufferLimit;
+
+const GOOD: &str = r#"
+[run]
+seed = 7
+duration = "30 s"
+
+[network]
+one_way_delay = "25 ms"
+[network.bottleneck]
+capacity = "10 Mbit/s"
+buffer = "40 packets"
+
+[[flows]]
+cc = "newreno"
+
+[[flows]]
+cc = "ledbat"
+start = "2 s"
+"#;
+
+fn parse(text: &str) -> Result<Scenario, ScenarioError> {
+    Scenario::from_toml_str(text, "test.toml")
+}
+
+/// Replaces `from` by `to` in the good file and returns the error.
+fn bad(from: &str, to: &str) -> ScenarioError {
+    assert!(GOOD.contains(from), "{from} not in the good scenario");
+    let e = parse(&GOOD.replacen(from, to, 1)).expect_err("must be rejected");
+    assert_eq!(e.file, "test.toml");
+    e
+}
+
+#[test]
+fn a_good_scenario_parses_with_defaults_filled_in() {
+    let s = parse(GOOD).unwrap();
+    assert_eq!(s.seed, 7);
+    assert_eq!(s.name, "test");
+    assert_eq!(s.duration, Duration::from_secs(30));
+    assert_eq!(s.network.bottleneck.buffer, BufferLimit::Packets(40));
+    assert_eq!(s.flows.len(), 2);
+    assert_eq!(s.flows[1].start, StartSpec::At(Duration::from_secs(2)));
+    assert_eq!(s.flows[0].tcp, TcpConfig::rfc());
+    assert!(matches!(s.flows[1].cc, CcConfig::Ledbat(_)));
+    assert_eq!(s.metrics.sample_interval, Some(Duration::from_millis(100)));
+}
+
+#[test]
+fn per_flow_settings_override_the_global_ones_field_by_field() {
+    let text = GOOD.replace("[[flows]]\ncc = \"newreno\"", "[tcp]\npreset = \"linux\"\nmss = 1000\n\n[[flows]]\ncc = \"newreno\"\ncount = 3\ntcp = { initial_window = 4 }");
+    let s = parse(&text).unwrap();
+    assert_eq!(s.flows.len(), 4);
+    assert_eq!(s.flows[0].tcp.initial_window, 4);
+    assert_eq!(s.flows[0].tcp.mss, 1000);
+    assert_eq!(s.flows[0].tcp.min_rto, Duration::from_millis(200));
+    assert_eq!(s.flows[3].tcp.initial_window, 10, "the linux preset's window");
+    assert_eq!(s.flows[2].label, "newreno-2");
+}
+
+#[test]
+fn a_buffer_in_seconds_becomes_bytes_at_the_link_capacity() {
+    let s = parse(&GOOD.replace("\"40 packets\"", "\"1 s\"")).unwrap();
+    assert_eq!(s.network.bottleneck.buffer, BufferLimit::Bytes(1_250_000));
+}
+
+#[test]
+fn an_empty_file_is_reported_as_empty() {
+    let e = parse("  \n").unwrap_err();
+    assert_eq!(e.field, "(file)");
+    assert!(e.message.contains("empty"), "{e}");
+}
+
+#[test]
+fn a_missing_file_is_reported_as_missing() {
+    let e = Scenario::from_file(Path::new("/nonexistent/x.toml")).unwrap_err();
+    assert_eq!((e.file.as_str(), e.field.as_str()), ("/nonexistent/x.toml", "(file)"));
+    assert!(e.message.contains("no such file"), "{e}");
+}
+
+#[test]
+fn a_non_utf8_file_is_reported_with_the_byte_offset() {
+    let dir = std::env::temp_dir().join(format!("torrentlab-utf8-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("bad.toml");
+    std::fs::write(&p, b"[run]\nduration = \"1 s\xff\"\n").unwrap();
+    let e = Scenario::from_file(&p).unwrap_err();
+    assert!(e.message.contains("not UTF-8") && e.message.contains("offset 21"), "{e}");
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn a_toml_syntax_error_gives_its_line_and_column() {
+    let e = bad("seed = 7", "seed = = 7");
+    assert_eq!(e.field, "line 3, column 8");
+    assert!(e.message.starts_with("TOML syntax error"), "{e}");
+}
+
+#[test]
+fn an_unknown_field_is_named_with_the_allowed_ones() {
+    let e = bad("buffer = \"40 packets\"", "buffer = \"40 packets\"\nbufer = 3");
+    assert_eq!(e.field, "network.bottleneck.bufer");
+    assert!(e.message.contains("unknown field `bufer`") && e.message.contains("`buffer`"), "{e}");
+}
+
+#[test]
+fn a_wrong_type_names_the_field_and_the_expected_form() {
+    let e = bad("duration = \"30 s\"", "duration = 30");
+    assert_eq!(e.field, "run.duration");
+    assert!(e.message.contains("integer") && e.message.contains("\"25 ms\""), "{e}");
+}
+
+#[test]
+fn an_unknown_congestion_controller_lists_the_known_ones() {
+    let e = bad("cc = \"ledbat\"", "cc = \"cubic\"");
+    assert_eq!(e.field, "flows[1].cc");
+    assert!(e.message.contains("`newreno`") && e.message.contains("`ledbat`"), "{e}");
+}
+
+#[test]
+fn a_negative_capacity_is_rejected() {
+    let e = bad("\"10 Mbit/s\"", "\"-10 Mbit/s\"");
+    assert_eq!(e.field, "network.bottleneck.capacity");
+    assert!(e.message.contains("negative"), "{e}");
+}
+
+#[test]
+fn a_zero_buffer_is_rejected() {
+    let e = bad("\"40 packets\"", "\"0 packets\"");
+    assert_eq!(e.field, "network.bottleneck.buffer");
+    assert!(e.message.contains("at least one packet"), "{e}");
+}
+
+#[test]
+fn a_flow_starting_after_the_end_of_the_run_is_rejected() {
+    let e = bad("start = \"2 s\"", "start = \"45 s\"");
+    assert_eq!(e.field, "flows[1].start");
+    assert!(e.message.contains("after the end of the run"), "{e}");
+}
+
+#[test]
+fn a_stop_before_the_start_is_rejected() {
+    let e = bad("start = \"2 s\"", "start = \"2 s\"\nstop = \"1 s\"");
+    assert_eq!(e.field, "flows[1].stop");
+}
+
+#[test]
+fn a_reversed_uniform_start_range_is_rejected() {
+    let e = bad("start = \"2 s\"", "start = { uniform = [\"5 s\", \"1 s\"] }");
+    assert_eq!(e.field, "flows[1].start.uniform");
+}
+
+#[test]
+fn a_loss_probability_outside_zero_to_one_is_rejected() {
+    let e = bad("[[flows]]", "[network.loss]\ndata = 1.5\n\n[[flows]]");
+    assert_eq!(e.field, "network.loss.data");
+    assert!(e.message.contains("0 <= p < 1"), "{e}");
+}
+
+#[test]
+fn a_missing_section_is_named() {
+    let e = parse("[run]\nduration = \"1 s\"\n").unwrap_err();
+    assert_eq!(e.field, "(top level)");
+    assert!(e.message.contains("missing field `network`"), "{e}");
+}
+
+#[test]
+fn no_flows_at_all_is_rejected() {
+    let text = "flows = []\n".to_string() + GOOD.split("[[flows]]").next().unwrap();
+    let e = parse(&text).unwrap_err();
+    assert_eq!(e.field, "flows");
+}
+
+#[test]
+fn a_duration_without_a_unit_says_which_units_exist() {
+    let e = bad("one_way_delay = \"25 ms\"", "one_way_delay = \"25\"");
+    assert_eq!(e.field, "network.one_way_delay");
+    assert!(e.message.contains("ms") && e.message.contains("min"), "{e}");
+}
+
+#[test]
+fn ledbat_settings_on_a_newreno_flow_are_rejected() {
+    let e = bad("cc = \"newreno\"", "cc = \"newreno\"\nledbat = { target = \"100 ms\" }");
+    assert_eq!(e.field, "flows[0].ledbat");
+}
+
+#[test]
+fn a_min_rto_above_the_max_rto_is_rejected_at_the_field_that_set_it() {
+    let e = bad("cc = \"newreno\"", "cc = \"newreno\"\ntcp = { min_rto = \"90 s\" }");
+    assert_eq!(e.field, "flows[0].tcp.min_rto");
+}
+
+#[test]
+fn a_negative_seed_is_rejected() {
+    let e = bad("seed = 7", "seed = -7");
+    assert_eq!(e.field, "run.seed");
+}
+
+#[test]
+fn json_documents_are_validated_the_same_way() {
+    let e = Scenario::from_json_str(r#"{"run": {"duration": "1 s"}, "network": 3}"#, "<dict>").unwrap_err();
+    assert_eq!((e.file.as_str(), e.field.as_str()), ("<dict>", "network"));
+}

@@ -1,0 +1,150 @@
+//! `torrentlab._core`: the Rust engine seen from Python.
+//!
+//! Every pyo3 use of the project is here. Runs release the GIL; results come back
+//! as columns of little-endian bytes (numeric) or lists (text), which the Python
+//! package turns into DataFrames without copying element by element. Errors map
+//! onto one exception class per kind; a panic becomes `SimulationError`, never a
+//! crash of the interpreter.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
+
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+
+use torrentlab_sim::{run_with_progress, ColumnData, RunOutput, Scenario, ScenarioError as CoreScenarioError, Table};
+
+create_exception!(_core, TorrentlabError, PyException, "Base class of every torrentlab error.");
+create_exception!(
+    _core,
+    ScenarioError,
+    TorrentlabError,
+    "A scenario that cannot be run. Attributes: file, field, detail."
+);
+create_exception!(_core, SimulationError, TorrentlabError, "The engine failed while running a valid scenario (a bug).");
+
+fn scenario_err(py: Python<'_>, e: CoreScenarioError) -> PyErr {
+    let err = ScenarioError::new_err(e.to_string());
+    let v = err.value(py);
+    let _ = v.setattr("file", e.file);
+    let _ = v.setattr("field", e.field);
+    let _ = v.setattr("detail", e.message);
+    err
+}
+
+fn load(py: Python<'_>, source: &str, text: Option<&str>, format: &str) -> PyResult<Scenario> {
+    let r = match (format, text) {
+        ("file", _) => Scenario::from_file(Path::new(source)),
+        ("toml", Some(t)) => Scenario::from_toml_str(t, source),
+        ("json", Some(t)) => Scenario::from_json_str(t, source),
+        _ => return Err(pyo3::exceptions::PyValueError::new_err("format must be file, toml or json (with text)")),
+    };
+    r.map_err(|e| scenario_err(py, e))
+}
+
+/// Validates a scenario and returns a short description of it.
+#[pyfunction]
+#[pyo3(signature = (source, text=None, format="file"))]
+fn validate<'py>(py: Python<'py>, source: &str, text: Option<&str>, format: &str) -> PyResult<Bound<'py, PyDict>> {
+    let sc = load(py, source, text, format)?;
+    let d = PyDict::new(py);
+    d.set_item("name", &sc.name)?;
+    d.set_item("description", &sc.description)?;
+    d.set_item("seed", sc.seed)?;
+    d.set_item("duration_s", sc.duration.as_secs_f64())?;
+    d.set_item("flows", sc.flows.len())?;
+    d.set_item("controllers", sc.flows.iter().map(|f| f.cc.name()).collect::<Vec<_>>())?;
+    d.set_item("bottleneck_bps", sc.network.bottleneck.capacity_bps)?;
+    Ok(d)
+}
+
+fn table_to_py<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyList>> {
+    let cols = PyList::empty(py);
+    for c in &t.columns {
+        let (kind, data): (&str, PyObject) = match &c.data {
+            ColumnData::F64(v) => {
+                let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+                ("f64", PyBytes::new(py, &bytes).into_any().unbind())
+            }
+            ColumnData::I64(v) => {
+                let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+                ("i64", PyBytes::new(py, &bytes).into_any().unbind())
+            }
+            ColumnData::Str(v) => ("str", PyList::new(py, v)?.into_any().unbind()),
+        };
+        cols.append((c.name, kind, data))?;
+    }
+    Ok(cols)
+}
+
+fn output_to_py<'py>(py: Python<'py>, out: &RunOutput, wall: f64) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("flows", table_to_py(py, &out.flows)?)?;
+    d.set_item("timeseries", table_to_py(py, &out.timeseries)?)?;
+    d.set_item("queue", table_to_py(py, &out.queue)?)?;
+    d.set_item("summary", table_to_py(py, &out.summary)?)?;
+    let perf = PyDict::new(py);
+    perf.set_item("events", out.perf.events)?;
+    perf.set_item("data_packets_delivered", out.perf.data_packets_delivered)?;
+    perf.set_item("sim_seconds", out.perf.sim_seconds)?;
+    perf.set_item("wall_seconds", wall)?;
+    d.set_item("perf", perf)?;
+    Ok(d)
+}
+
+/// Runs a scenario. `progress`, if given, is called with the simulated time in
+/// seconds about once per simulated second. The GIL is released while running.
+#[pyfunction]
+#[pyo3(signature = (source, text=None, format="file", seed=None, progress=None))]
+fn run<'py>(
+    py: Python<'py>,
+    source: &str,
+    text: Option<&str>,
+    format: &str,
+    seed: Option<u64>,
+    progress: Option<PyObject>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let mut sc = load(py, source, text, format)?;
+    if let Some(s) = seed {
+        sc.seed = s;
+    }
+    let result = py.allow_threads(|| {
+        catch_unwind(AssertUnwindSafe(|| {
+            // Wall time is measured around the run, never read inside it.
+            let t0 = std::time::Instant::now();
+            let mut cb = |t: torrentlab_engine::Time| {
+                if let Some(p) = &progress {
+                    Python::with_gil(|py| {
+                        let _ = p.call1(py, (t.as_secs_f64(),));
+                    });
+                }
+            };
+            let out = run_with_progress(&sc, &mut cb);
+            (out, t0.elapsed().as_secs_f64())
+        }))
+    });
+    match result {
+        Ok((out, wall)) => output_to_py(py, &out, wall),
+        Err(panic) => {
+            let msg = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(SimulationError::new_err(format!("internal error while running {}: {msg}", sc.name)))
+        }
+    }
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("TorrentlabError", m.py().get_type::<TorrentlabError>())?;
+    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add("SimulationError", m.py().get_type::<SimulationError>())?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

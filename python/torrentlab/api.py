@@ -1,0 +1,124 @@
+"""The Python API: run a scenario, get DataFrames back, write Parquet."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Union
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from torrentlab import _core
+
+ScenarioLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
+
+#: The tables every run produces, in the order they are written.
+TABLES = ("summary", "flows", "timeseries", "queue")
+
+
+def _source(scenario: ScenarioLike) -> tuple[str, str | None, str]:
+    if isinstance(scenario, Mapping):
+        return "<dict>", json.dumps(scenario), "json"
+    if isinstance(scenario, (str, os.PathLike)):
+        return os.fspath(scenario), None, "file"
+    raise TypeError(f"a scenario is a path or a dict, not {type(scenario).__name__}")
+
+
+def validate(scenario: ScenarioLike) -> dict[str, Any]:
+    """Checks a scenario without running it; returns a short description.
+
+    Raises :class:`torrentlab.ScenarioError` naming the file, the field and what
+    is allowed.
+    """
+    return dict(_core.validate(*_source(scenario)))
+
+
+def _arrow(columns: list) -> pa.Table:
+    arrays, names = [], []
+    for name, kind, data in columns:
+        if kind == "f64":
+            arrays.append(pa.array(np.frombuffer(data, dtype="<f8")))
+        elif kind == "i64":
+            arrays.append(pa.array(np.frombuffer(data, dtype="<i8")))
+        else:
+            arrays.append(pa.array(data, type=pa.string()))
+        names.append(name)
+    return pa.Table.from_arrays(arrays, names=names)
+
+
+@dataclass
+class RunResult:
+    """The tables of one run (see docs/metrics.md for every column and unit).
+
+    ``summary``: one row (fairness, efficiency, loss, queue) over the summary window;
+    ``flows``: one row per flow; ``timeseries``: one row per flow per sample;
+    ``queue``: one row per dequeue at the bottleneck; ``perf``: events and wall time.
+    """
+
+    name: str
+    tables: dict[str, pa.Table]
+    perf: dict[str, float] = field(default_factory=dict)
+
+    def frame(self, table: str) -> pd.DataFrame:
+        return self.tables[table].to_pandas()
+
+    @property
+    def summary(self) -> pd.DataFrame:
+        return self.frame("summary")
+
+    @property
+    def flows(self) -> pd.DataFrame:
+        return self.frame("flows")
+
+    @property
+    def timeseries(self) -> pd.DataFrame:
+        return self.frame("timeseries")
+
+    @property
+    def queue(self) -> pd.DataFrame:
+        return self.frame("queue")
+
+    def write(self, out_dir: str | os.PathLike[str]) -> Path:
+        """Writes every table as ``<table>.parquet`` (and ``perf.json``) into
+        ``out_dir``, atomically: the directory appears complete or not at all."""
+        out = Path(out_dir)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+        try:
+            for name in TABLES:
+                pq.write_table(self.tables[name], tmp / f"{name}.parquet", compression="zstd")
+            # Wall time differs run to run: kept apart from the deterministic tables.
+            (tmp / "perf.json").write_text(json.dumps(self.perf, indent=2, sort_keys=True) + "\n")
+            if out.exists():
+                shutil.rmtree(out)
+            os.replace(tmp, out)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        return out
+
+
+def run(
+    scenario: ScenarioLike,
+    *,
+    seed: int | None = None,
+    progress: Callable[[float], object] | None = None,
+) -> RunResult:
+    """Runs a scenario (a TOML file path or a dict of the same shape).
+
+    ``seed`` overrides ``run.seed``. ``progress`` is called with the simulated
+    time in seconds about once per simulated second. The GIL is released while
+    the engine runs, so runs in threads proceed in parallel.
+    """
+    source, text, fmt = _source(scenario)
+    raw = _core.run(source, text, fmt, seed, progress)
+    tables = {t: _arrow(raw[t]) for t in TABLES}
+    name = tables["summary"].column("scenario")[0].as_py()
+    return RunResult(name=name, tables=tables, perf=dict(raw["perf"]))
