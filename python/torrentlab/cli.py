@@ -1,0 +1,180 @@
+"""The `torrentlab` command line.
+
+    torrentlab validate FILE...             check scenario files
+    torrentlab run FILE [-o DIR]            run one scenario, write Parquet
+    torrentlab reproduce EXPERIMENT [--quick] [-o DIR] [-j N]
+    torrentlab bench [--scenario FILE] [--repeat N] [--json]
+
+Exit codes: 0 success, 2 invalid input (scenario or arguments), 1 internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import statistics
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+import torrentlab
+from torrentlab.exceptions import ScenarioError, TorrentlabError
+from torrentlab.experiments import EXPERIMENTS, scenario_dir
+
+out = Console()
+err = Console(stderr=True)
+
+
+def _cmd_validate(args) -> int:
+    for f in args.files:
+        info = torrentlab.validate(f)
+        out.print(
+            f"[green]ok[/]: {f}: {info['name']}, {info['flows']} flows "
+            f"({', '.join(sorted(set(info['controllers'])))}), {info['duration_s']:g} s"
+        )
+    return 0
+
+
+SUMMARY_COLUMNS = ("flows", "window_s", "jain_index", "efficiency", "loss_rate", "goodput_bps", "mean_queue_delay_ms")
+
+
+def _print_summary(res) -> None:
+    s = res.summary.iloc[0]
+    t = Table(title=f"{res.name} (seed {s['seed']})")
+    for col in SUMMARY_COLUMNS:
+        t.add_column(col, justify="right")
+    t.add_row(*(f"{s[c]:.4g}" if isinstance(s[c], float) else str(s[c]) for c in SUMMARY_COLUMNS))
+    out.print(t)
+
+
+def _cmd_run(args) -> int:
+    info = torrentlab.validate(args.file)
+    dest = Path(args.output) if args.output else Path("results") / info["name"]
+    from rich.progress import Progress
+
+    with Progress(transient=True, console=err, disable=args.quiet) as bar:
+        task = bar.add_task(f"running {info['name']}", total=info["duration_s"])
+        res = torrentlab.run(args.file, seed=args.seed, progress=lambda t: bar.update(task, completed=t))
+    res.write(dest)
+    if not args.quiet:
+        _print_summary(res)
+        out.print(f"wrote {dest}/ ({', '.join(sorted(p.name for p in dest.iterdir()))})")
+    return 0
+
+
+def _cmd_reproduce(args) -> int:
+    module = importlib.import_module(EXPERIMENTS[args.experiment])
+    dest = Path(args.output) if args.output else Path("results") / args.experiment
+    report = module.reproduce(dest, quick=args.quick, workers=args.jobs, show_progress=not args.quiet)
+    t = Table(title=f"{args.experiment}{' (quick)' if args.quick else ''}")
+    for c in ("run", "setting", "runs", "F", "efficiency", "loss rate"):
+        t.add_column(c, justify="left" if c in ("run", "setting") else "right")
+
+    def cell(row, m):
+        sd = row.get(f"{m}_sd")
+        return f"{row[m]:.3f}" + (f" ± {sd:.3f}" if sd is not None and sd == sd else "")
+
+    for _, row in report.table.iterrows():
+        t.add_row(row["run"], row["setting"], str(row["runs"]), cell(row, "jain_index"),
+                  cell(row, "efficiency"), f"{row['loss_rate']:.2e}")
+    out.print(t)
+    out.print(f"wrote {report.out_dir}/: tables (Parquet) and {len(report.figures)} figure files")
+    return 0
+
+
+def _cmd_bench(args) -> int:
+    path = args.scenario or str(scenario_dir("bench") / "dumbbell-100-newreno.toml")
+    runs = []
+    for _ in range(args.warmup + args.repeat):
+        runs.append(torrentlab.run(path).perf)
+    runs = runs[args.warmup:]
+    wall = statistics.median(r["wall_seconds"] for r in runs)
+    med = min(runs, key=lambda r: abs(r["wall_seconds"] - wall))
+    result = {
+        "tool": "torrentlab",
+        "version": torrentlab.__version__,
+        "scenario": path,
+        "repeat": args.repeat,
+        "sim_seconds": med["sim_seconds"],
+        "wall_seconds": wall,
+        "wall_seconds_all": [r["wall_seconds"] for r in runs],
+        "events": med["events"],
+        "delivered_packets": med["data_packets_delivered"],
+        "packets_per_wall_second": med["data_packets_delivered"] / wall,
+        "events_per_wall_second": med["events"] / wall,
+        "sim_seconds_per_wall_second": med["sim_seconds"] / wall,
+    }
+    if args.json:
+        print(json.dumps(result))
+    else:
+        t = Table(title=f"bench: {Path(path).name} (median of {args.repeat})")
+        t.add_column("figure")
+        t.add_column("value", justify="right")
+        for k in ("wall_seconds", "events", "delivered_packets", "packets_per_wall_second",
+                  "events_per_wall_second", "sim_seconds_per_wall_second"):
+            t.add_row(k, f"{result[k]:,.3f}" if isinstance(result[k], float) else f"{result[k]:,}")
+        out.print(t)
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="torrentlab", description="Packet-level BitTorrent and congestion-control experiments.")
+    p.add_argument("--version", action="version", version=f"torrentlab {torrentlab.__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    v = sub.add_parser("validate", help="check scenario files without running them")
+    v.add_argument("files", nargs="+", metavar="FILE")
+    v.set_defaults(func=_cmd_validate)
+
+    r = sub.add_parser("run", help="run one scenario and write its tables as Parquet")
+    r.add_argument("file", metavar="FILE")
+    r.add_argument("-o", "--output", metavar="DIR", help="output directory (default results/<name>)")
+    r.add_argument("--seed", type=int, help="override run.seed")
+    r.add_argument("-q", "--quiet", action="store_true")
+    r.set_defaults(func=_cmd_run)
+
+    x = sub.add_parser("reproduce", help="run a published experiment and draw its figures")
+    x.add_argument("experiment", choices=sorted(EXPERIMENTS))
+    x.add_argument("--quick", action="store_true", help="fewer runs, for a first look and for tests")
+    x.add_argument("-o", "--output", metavar="DIR", help="output directory (default results/<experiment>)")
+    x.add_argument("-j", "--jobs", type=int, default=None, help="parallel runs (default: every core)")
+    x.add_argument("-q", "--quiet", action="store_true")
+    x.set_defaults(func=_cmd_reproduce)
+
+    b = sub.add_parser("bench", help="time the engine on the benchmark dumbbell (one core)")
+    b.add_argument("--scenario", metavar="FILE")
+    b.add_argument("--repeat", type=int, default=5)
+    b.add_argument("--warmup", type=int, default=1)
+    b.add_argument("--json", action="store_true", help="print one JSON object")
+    b.set_defaults(func=_cmd_bench)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except ScenarioError as e:
+        err.print(f"[red]error[/]: {escape(str(e))}", highlight=False, soft_wrap=True)
+        return 2
+    except TorrentlabError as e:
+        err.print(f"[red]error[/]: {escape(str(e))}", highlight=False, soft_wrap=True)
+        return 1
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        return 130
+    except Exception as e:  # a bug: say so plainly, traceback only on request
+        if os.environ.get("TORRENTLAB_DEBUG"):
+            raise
+        err.print(f"[red]internal error[/]: {type(e).__name__}: {escape(str(e))} (set TORRENTLAB_DEBUG=1 for a traceback)",
+                  highlight=False, soft_wrap=True)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

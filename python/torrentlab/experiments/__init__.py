@@ -1,0 +1,18 @@
+"""The published experiments torrentlab reproduces, one module each.
+
+Each module has ``reproduce(out_dir, quick=False, workers=None) -> Report``.
+"""
+
+from __future__ import annotations
+
+from importlib.resources import files
+from pathlib import Path
+
+EXPERIMENTS = {
+    "rossi2010": "torrentlab.experiments.rossi2010",
+}
+
+
+def scenario_dir(experiment: str) -> Path:
+    """The shipped scenario files of an experiment."""
+    return Path(str(files("torrentlab") / "scenarios" / experiment))

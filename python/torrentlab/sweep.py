@@ -1,0 +1,162 @@
+"""Sweeps: a base scenario, a grid of overrides, and many seeds, run in parallel.
+
+A sweep file (``*.sweep.toml``)::
+
+    base = "d-ledbat-vs-ledbat-random-start.toml"   # relative to the sweep file
+    runs = 100                                      # seeds 1..runs per grid point
+    quick_runs = 10                                 # used by --quick
+
+    [grid]
+    "network.bottleneck.capacity" = ["2 Mbit/s", "10 Mbit/s"]
+    "tcp.slow_start" = [false, true]
+
+Every combination of the grid values is a point; every point runs with seeds
+1..runs. Runs go to a thread pool as wide as the machine (the engine releases
+the GIL), with a progress bar.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import os
+import tomllib
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import pandas as pd
+
+from torrentlab.api import RunResult, run
+from torrentlab.exceptions import ScenarioError
+
+
+@dataclass(frozen=True)
+class Job:
+    """One run: a scenario document, its seed, and the parameters that label it."""
+
+    scenario: dict[str, Any]
+    seed: int
+    params: tuple[tuple[str, Any], ...]
+
+
+def load_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
+    p = Path(path)
+    try:
+        return tomllib.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise _err(p, "(file)", "no such file") from None
+    except UnicodeDecodeError as e:
+        raise _err(p, "(file)", f"is not UTF-8 text (invalid byte at offset {e.start})") from None
+    except tomllib.TOMLDecodeError as e:
+        raise _err(p, "(syntax)", f"TOML syntax error: {e}") from None
+
+
+def _err(path: Path, field: str, detail: str) -> ScenarioError:
+    e = ScenarioError(f"{path}: {field}: {detail}")
+    e.file, e.field, e.detail = str(path), field, detail
+    return e
+
+
+def set_dotted(doc: dict[str, Any], dotted: str, value: Any) -> None:
+    """Sets ``doc["a"]["b"] = value`` for ``"a.b"``, creating tables as needed."""
+    *parents, leaf = dotted.split(".")
+    node = doc
+    for key in parents:
+        node = node.setdefault(key, {})
+        if not isinstance(node, dict):
+            raise KeyError(dotted)
+    node[leaf] = value
+
+
+@dataclass
+class Sweep:
+    base: dict[str, Any]
+    grid: dict[str, list[Any]]
+    runs: int
+    quick_runs: int
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str]) -> "Sweep":
+        p = Path(path)
+        doc = load_toml(p)
+        unknown = set(doc) - {"base", "runs", "quick_runs", "grid"}
+        if unknown:
+            raise _err(p, sorted(unknown)[0], "unknown field; allowed: base, runs, quick_runs, grid")
+        if "base" not in doc:
+            raise _err(p, "base", "missing: the scenario file the sweep varies")
+        runs = doc.get("runs", 1)
+        if not isinstance(runs, int) or runs < 1:
+            raise _err(p, "runs", "must be a whole number >= 1")
+        grid = doc.get("grid", {})
+        for k, v in grid.items():
+            if not isinstance(v, list) or not v:
+                raise _err(p, f"grid.{k}", "must be a non-empty list of values")
+        return cls(
+            base=load_toml(p.parent / doc["base"]),
+            grid=grid,
+            runs=runs,
+            quick_runs=doc.get("quick_runs", runs),
+        )
+
+    def jobs(self, quick: bool = False) -> list[Job]:
+        runs = self.quick_runs if quick else self.runs
+        keys = list(self.grid)
+        out = []
+        for values in itertools.product(*(self.grid[k] for k in keys)):
+            doc = copy.deepcopy(self.base)
+            for k, v in zip(keys, values):
+                set_dotted(doc, k, v)
+            for seed in range(1, runs + 1):
+                out.append(Job(doc, seed, tuple(zip(keys, values))))
+        return out
+
+
+def run_jobs(
+    jobs: Sequence[Job],
+    *,
+    workers: int | None = None,
+    describe: str = "runs",
+    keep: Callable[[Job, RunResult], Any] | None = None,
+    show_progress: bool = True,
+) -> list[Any]:
+    """Runs every job on a thread pool (``workers`` defaults to every core) and
+    returns ``keep(job, result)`` for each, in job order (default: the result)."""
+    keep = keep or (lambda job, res: res)
+    workers = workers or os.cpu_count() or 1
+    results: list[Any] = [None] * len(jobs)
+    with _progress(show_progress) as bar:
+        task = bar.add_task(describe, total=len(jobs)) if bar else None
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            futures = {pool.submit(run, job.scenario, seed=job.seed): i for i, job in enumerate(jobs)}
+            for fut in as_completed(futures):
+                i = futures[fut]
+                results[i] = keep(jobs[i], fut.result())
+                if bar:
+                    bar.advance(task)
+    return results
+
+
+def summary_with_params(job: Job, res: RunResult) -> pd.DataFrame:
+    """A run's one-row summary, with the job's grid parameters as extra columns
+    (use as ``keep=`` in :func:`run_jobs` to keep only summaries)."""
+    return res.summary.assign(**dict(job.params))
+
+
+class _NoBar:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _progress(show: bool):
+    if not show:
+        return _NoBar()
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    return Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), transient=False
+    )
