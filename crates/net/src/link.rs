@@ -62,6 +62,18 @@ pub struct LinkStats {
     /// Sum over dequeued packets of wire bytes x time waited (byte-ns): divided
     /// by a span it gives the time-averaged queue in bytes.
     pub wait_byte_ns: u128,
+    /// At the time these stats were taken: how long the packet being serialised
+    /// still needs (ns). `served_bytes * 8 - unsent_ns * capacity / 1e9` is the
+    /// number of bits actually on the wire by then.
+    pub unsent_ns: u64,
+}
+
+impl LinkStats {
+    /// Bits put on the wire by the time these stats were taken, for a link of
+    /// `capacity_bps` (bytes of the packet still being serialised excluded).
+    pub fn transmitted_bits(&self, capacity_bps: u64) -> f64 {
+        self.served_bytes as f64 * 8.0 - self.unsent_ns as f64 * capacity_bps as f64 / 1e9
+    }
 }
 
 /// What happened to a packet offered to a link.
@@ -77,6 +89,7 @@ pub enum Offer {
 struct Waiting {
     arrival: Time,
     dequeue: Time,
+    finish: Time,
     bytes: u32,
     /// Bytes admitted to this link up to and including this packet.
     cum_bytes: u64,
@@ -90,6 +103,8 @@ pub struct Link {
     waiting_bytes: u64,
     admitted_bytes: u64,
     busy_until: Time,
+    /// Finish time of the last packet dequeued.
+    last_finish: Time,
     stats: LinkStats,
     log: Option<QueueLog>,
     /// Arrival times of dropped packets not yet accounted in the log.
@@ -105,6 +120,7 @@ impl Link {
             waiting_bytes: 0,
             admitted_bytes: 0,
             busy_until: Time::ZERO,
+            last_finish: Time::ZERO,
             stats: LinkStats::default(),
             log: None,
             pending_drops: VecDeque::new(),
@@ -147,7 +163,7 @@ impl Link {
         let finish = dequeue + Duration::serialization(bytes as u64, rate);
         self.busy_until = finish;
         self.admitted_bytes += bytes as u64;
-        let entry = Waiting { arrival: now, dequeue, bytes, cum_bytes: self.admitted_bytes };
+        let entry = Waiting { arrival: now, dequeue, finish, bytes, cum_bytes: self.admitted_bytes };
         if would_wait {
             self.waiting.push_back(entry);
             self.waiting_bytes += bytes as u64;
@@ -182,6 +198,7 @@ impl Link {
     fn dequeued(&mut self, e: Waiting) {
         self.stats.served_packets += 1;
         self.stats.served_bytes += e.bytes as u64;
+        self.last_finish = e.finish;
         let waited = (e.dequeue.0 - e.arrival.0) as u128;
         self.stats.wait_ns += waited;
         self.stats.wait_byte_ns += waited * e.bytes as u128;
@@ -215,7 +232,7 @@ impl Link {
     /// Counters as of `now` (dequeues up to `now` included).
     pub fn stats(&mut self, now: Time) -> LinkStats {
         self.retire(now);
-        self.stats
+        LinkStats { unsent_ns: self.last_finish.saturating_since(now).0, ..self.stats }
     }
 
     /// Counters as of the last time the link was touched.

@@ -67,7 +67,8 @@ pub(crate) fn report(sc: &Scenario, mut w: World) -> RunOutput {
 
     let arrived = end_stats.arrived_packets - start_stats.arrived_packets;
     let dropped = end_stats.dropped_packets - start_stats.dropped_packets;
-    let served_bytes = end_stats.served_bytes - start_stats.served_bytes;
+    let rate = w.bottleneck_rate;
+    let wire_bits = end_stats.transmitted_bits(rate) - start_stats.transmitted_bits(rate);
     let served_pkts = end_stats.served_packets - start_stats.served_packets;
     let wait_ns = (end_stats.wait_ns - start_stats.wait_ns) as f64;
     let wait_byte_ns = (end_stats.wait_byte_ns - start_stats.wait_byte_ns) as f64;
@@ -83,7 +84,7 @@ pub(crate) fn report(sc: &Scenario, mut w: World) -> RunOutput {
         .f64("window_start_s", vec![w.window_start.as_secs_f64()])
         .f64("window_s", vec![window])
         .f64("jain_index", vec![jain_index(&window_rates)])
-        .f64("efficiency", vec![ratio(served_bytes as f64 * 8.0, w.bottleneck_rate as f64 * window)])
+        .f64("efficiency", vec![ratio(wire_bits, rate as f64 * window)])
         .f64("loss_rate", vec![ratio(dropped as f64, arrived as f64)])
         .f64("goodput_bps", vec![window_rates.iter().sum()])
         .i64("bottleneck_arrived_packets", vec![arrived as i64])

@@ -1,0 +1,69 @@
+//! Experiment E4 (rossi2010), each run type at small scale. The assertions are
+//! about mechanisms (who yields to whom, where the queue settles), not about
+//! numbers from the paper.
+
+mod common;
+use common::*;
+use torrentlab_engine::Duration;
+use torrentlab_sim::{run, run_checked};
+
+#[test]
+fn run_a_ledbat_yields_to_newreno_and_the_link_stays_busy() {
+    let (out, _) = run_checked(&shipped("rossi2010/a-newreno-vs-ledbat.toml", Some(30)));
+    let (tcp, ledbat) = (rate(&out, 0), rate(&out, 1));
+    assert!(tcp > 3.0 * ledbat, "tcp {tcp} bit/s vs ledbat {ledbat} bit/s");
+    assert!(summary(&out, "efficiency") > 0.9);
+    assert!(summary(&out, "efficiency") <= 1.0);
+    assert!(summary(&out, "jain_index") < 0.9);
+}
+
+#[test]
+fn run_b_two_ledbat_flows_from_time_zero_share_fairly_near_the_target_delay() {
+    let (out, _) = run_checked(&shipped("rossi2010/b-ledbat-vs-ledbat.toml", Some(30)));
+    assert!(summary(&out, "jain_index") > 0.95, "F = {}", summary(&out, "jain_index"));
+    assert_eq!(summary(&out, "loss_rate"), 0.0, "LEDBAT alone keeps the queue below 40 packets");
+    // Queueing delay settles around TARGET = 25 ms (it starts from zero).
+    let d = summary(&out, "mean_queue_delay_ms");
+    assert!(d > 10.0 && d < 30.0, "mean queueing delay {d} ms");
+}
+
+#[test]
+fn run_c_a_latecomer_ledbat_takes_more_than_the_first_flow() {
+    // With dT = 10 s the first flow already holds a standing queue, which the
+    // newcomer counts into its base delay. (With dT = 2 s the queue is still
+    // building and both windows freeze where they are when it reaches TARGET.)
+    for file in ["rossi2010/c2-latecomer-dt10-b40.toml", "rossi2010/c3-latecomer-dt10-b100.toml"] {
+        let (out, _) = run_checked(&shipped(file, Some(40)));
+        let (first, second) = (rate(&out, 0), rate(&out, 1));
+        assert!(second > first, "{file}: latecomer {second} bit/s vs first {first} bit/s");
+        assert!(out.flows.f64_column("start_s")[1] > 0.0);
+    }
+}
+
+#[test]
+fn run_d_measures_fairness_once_both_flows_are_active_with_and_without_slow_start() {
+    for slow_start in [false, true] {
+        let mut sc = shipped("rossi2010/d-ledbat-vs-ledbat-random-start.toml", Some(30));
+        for f in &mut sc.flows {
+            f.tcp.slow_start = slow_start;
+        }
+        let (out, _) = run_checked(&sc);
+        let second_start = out.flows.f64_column("start_s")[1];
+        assert_eq!(summary(&out, "window_start_s"), second_start);
+        let f = summary(&out, "jain_index");
+        assert!((0.5..=1.0).contains(&f), "F = {f}");
+        assert!(out.timeseries.rows() == 0 && out.queue.rows() == 0, "(d) records summaries only");
+    }
+}
+
+#[test]
+fn slow_start_reaches_a_large_window_faster_than_congestion_avoidance() {
+    let mut sc = shipped("rossi2010/b-ledbat-vs-ledbat.toml", Some(2));
+    sc.flows.truncate(1);
+    sc.metrics.sample_interval = Some(Duration::from_millis(100));
+    let without = run(&sc);
+    sc.flows[0].tcp.slow_start = true;
+    let with = run(&sc);
+    let at_half_second = |o: &torrentlab_sim::RunOutput| o.timeseries.f64_column("cwnd_packets")[5];
+    assert!(at_half_second(&with) > 2.0 * at_half_second(&without));
+}
