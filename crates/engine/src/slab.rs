@@ -82,6 +82,14 @@ impl<T> Slab<T> {
         }
     }
 
+    /// The live items, in slot order.
+    pub fn values(&self) -> impl Iterator<Item = &T> {
+        self.slots.iter().filter_map(|s| match s {
+            Slot::Occupied(v) => Some(v),
+            Slot::Free { .. } => None,
+        })
+    }
+
     #[inline]
     pub fn get(&self, key: SlabKey) -> Option<&T> {
         match self.slots.get(key.0 as usize) {

@@ -168,11 +168,16 @@ impl Network {
             Offer::Dropped => self.dropped(up, bytes),
             Offer::Departs { arrival, .. } => {
                 let t = arrival + self.latency.one_way(src, dst);
-                let down = self.hosts[dst.0 as usize].downlink;
-                if self.links[down.0 as usize].config().is_transparent() {
-                    Transit::AtHost { host: dst, time: t }
+                let down = &mut self.links[self.hosts[dst.0 as usize].downlink.0 as usize];
+                if down.config().capacity_bps.is_none() {
+                    // No queue and no serialisation: the downlink only adds its
+                    // delay, so the packet's arrival at the host is known now.
+                    match down.offer(t, bytes) {
+                        Offer::Departs { arrival, .. } => Transit::AtHost { host: dst, time: arrival },
+                        Offer::Dropped => unreachable!("an unlimited link never drops"),
+                    }
                 } else {
-                    Transit::AtLink { link: down, time: t }
+                    Transit::AtLink { link: self.hosts[dst.0 as usize].downlink, time: t }
                 }
             }
         }

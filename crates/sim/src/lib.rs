@@ -38,18 +38,23 @@ pub fn run_with_progress(sc: &Scenario, progress: &mut dyn FnMut(Time)) -> RunOu
     report::report(sc, w)
 }
 
-/// Runs a scenario and checks conservation at the end: every packet sent was
-/// delivered, dropped, lost, or is still in flight. Returns the output and the
-/// number in flight. For tests.
+/// Runs a scenario and checks conservation at the end: every packet and every
+/// wire byte sent was delivered, dropped, lost, or is still in flight. Returns
+/// the output and the packets in flight. For tests.
 pub fn run_checked(sc: &Scenario) -> (RunOutput, u64) {
     let mut w = world::World::build(sc);
     w.run(Duration::from_secs(1), &mut |_| {});
     let s = w.net.stats();
-    let in_flight = w.packets_in_flight() as u64;
+    let (packets, bytes) = w.in_flight();
     assert_eq!(
         s.sent_packets,
-        s.delivered_packets + s.dropped_packets + s.lost_packets + in_flight,
+        s.delivered_packets + s.dropped_packets + s.lost_packets + packets,
         "packets sent = delivered + dropped + lost + in flight"
     );
-    (report::report(sc, w), in_flight)
+    assert_eq!(
+        s.sent_bytes,
+        s.delivered_bytes + s.dropped_bytes + s.lost_bytes + bytes,
+        "bytes sent = delivered + dropped + lost + in flight"
+    );
+    (report::report(sc, w), packets)
 }

@@ -300,9 +300,10 @@ impl World {
         }
     }
 
-    /// Packets currently in flight (in the arena), for conservation checks.
-    pub fn packets_in_flight(&self) -> usize {
-        self.pkts.len()
+    /// Packets and wire bytes currently in flight (in the arena), for
+    /// conservation checks.
+    pub fn in_flight(&self) -> (u64, u64) {
+        (self.pkts.len() as u64, self.pkts.values().map(|p| p.wire as u64).sum())
     }
 
     pub fn perf(&self) -> Perf {

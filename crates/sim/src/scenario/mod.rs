@@ -171,7 +171,9 @@ fn line_col(text: &str, offset: usize) -> String {
 
 fn path_error(file: &str, path: String, message: String) -> ScenarioError {
     let field = if path == "." { "(top level)".to_string() } else { path };
-    // serde writes "invalid type: integer `60`, expected ..."; keep it, it names both.
+    // serde writes "invalid type: integer `60`, expected ..."; keep it, it names
+    // both. toml adds "\nin `table`" context, which the field path already says.
+    let message = message.lines().next().unwrap_or_default().to_string();
     ScenarioError { file: file.into(), field, message }
 }
 
