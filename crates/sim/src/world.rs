@@ -106,7 +106,20 @@ impl World {
         };
         let mut hosts = vec![receiver];
         hosts.extend(std::iter::repeat_n(sender, sc.flows.len()));
-        let mut net = Network::new(sc.seed, &hosts, Latency::Uniform(n.one_way_delay));
+        let latency = if sc.flows.iter().any(|f| f.one_way_delay.is_some()) {
+            // Per-flow delays: a matrix, symmetric between each sender and the receiver.
+            let size = hosts.len();
+            let mut delays = vec![Duration::ZERO; size * size];
+            for (i, f) in sc.flows.iter().enumerate() {
+                let d = f.one_way_delay.unwrap_or(n.one_way_delay);
+                delays[(i + 1) * size] = d;
+                delays[i + 1] = d;
+            }
+            Latency::Matrix { n: size, delays }
+        } else {
+            Latency::Uniform(n.one_way_delay)
+        };
+        let mut net = Network::new(sc.seed, &hosts, latency);
         let bottleneck = net.downlink(RECEIVER);
         if sc.metrics.queue_log {
             net.link_mut(bottleneck).enable_monitor();

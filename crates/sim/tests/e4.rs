@@ -67,3 +67,17 @@ fn slow_start_reaches_a_large_window_faster_than_congestion_avoidance() {
     let at_half_second = |o: &torrentlab_sim::RunOutput| o.timeseries.f64_column("cwnd_packets")[5];
     assert!(at_half_second(&with) > 2.0 * at_half_second(&without));
 }
+
+#[test]
+fn a_flow_with_a_longer_path_gets_a_longer_rtt() {
+    let mut sc = shipped("rossi2010/b-ledbat-vs-ledbat.toml", Some(5));
+    sc.flows[1].one_way_delay = Some(Duration::from_millis(100));
+    let out = run(&sc);
+    let min_rtt = |flow: i64| {
+        let ts = &out.timeseries;
+        let (f, r) = (ts.i64_column("flow"), ts.f64_column("srtt_ms"));
+        f.iter().zip(r).filter(|(x, r)| **x == flow && !r.is_nan()).map(|(_, r)| *r).fold(f64::MAX, f64::min)
+    };
+    assert!((50.0..52.0).contains(&min_rtt(0)), "flow 0 RTT {}", min_rtt(0));
+    assert!((200.0..202.0).contains(&min_rtt(1)), "flow 1 RTT {}", min_rtt(1));
+}

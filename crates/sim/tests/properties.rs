@@ -53,6 +53,7 @@ fn scenario(
                 start: StartSpec::At(Duration::from_millis(start_ms)),
                 stop: None,
                 size,
+                one_way_delay: None,
             })
             .collect(),
         metrics: MetricsSpec { sample_interval: Some(Duration::from_millis(250)), queue_log: true, summary_start: None },

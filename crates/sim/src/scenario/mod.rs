@@ -67,6 +67,8 @@ pub struct FlowSpec {
     pub stop: Option<Duration>,
     /// Bytes to transfer (absent: unlimited, a long-lived flow).
     pub size: Option<u64>,
+    /// This flow's core one-way delay, both directions (absent: the network's).
+    pub one_way_delay: Option<Duration>,
 }
 
 /// The dumbbell: N sender hosts, each behind its own access link, one receiver

@@ -208,6 +208,7 @@ pub struct RawFlow {
     pub stop: Option<DurationStr>,
     pub size: Option<SizeStr>,
     pub count: Option<u32>,
+    pub one_way_delay: Option<DurationStr>,
     pub tcp: Option<RawTcp>,
     pub ledbat: Option<RawLedbat>,
 }

@@ -62,6 +62,13 @@ fn per_flow_settings_override_the_global_ones_field_by_field() {
 }
 
 #[test]
+fn a_flow_can_have_its_own_one_way_delay() {
+    let s = parse(&GOOD.replace("start = \"2 s\"", "start = \"2 s\"\none_way_delay = \"100 ms\"")).unwrap();
+    assert_eq!(s.flows[0].one_way_delay, None);
+    assert_eq!(s.flows[1].one_way_delay, Some(Duration::from_millis(100)));
+}
+
+#[test]
 fn a_buffer_in_seconds_becomes_bytes_at_the_link_capacity() {
     let s = parse(&GOOD.replace("\"40 packets\"", "\"1 s\"")).unwrap();
     assert_eq!(s.network.bottleneck.buffer, BufferLimit::Bytes(1_250_000));

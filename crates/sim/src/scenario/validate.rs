@@ -138,7 +138,8 @@ pub(super) fn validate(raw: RawScenario, file: &str) -> Result<Scenario, Scenari
         let base_label = f.label.clone().unwrap_or_else(|| cc.name().to_string());
         for k in 0..count {
             let label = if count == 1 { base_label.clone() } else { format!("{base_label}-{k}") };
-            flows.push(FlowSpec { label, cc: cc.clone(), tcp: tcp.clone(), start, stop, size });
+            let one_way_delay = f.one_way_delay.map(|d| d.0);
+            flows.push(FlowSpec { label, cc: cc.clone(), tcp: tcp.clone(), start, stop, size, one_way_delay });
         }
     }
 
