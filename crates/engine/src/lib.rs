@@ -7,6 +7,8 @@
 //! * [`EventQueue`] orders events totally: by time, then by insertion sequence.
 //!   Two events at the same instant fire in the order they were scheduled, and the
 //!   queue refuses to schedule into the past, so simulated time never goes backwards.
+//! * [`Lanes`] hold events known to fire in FIFO order (packets on one path),
+//!   so only each lane's head needs a place in the queue.
 //! * [`EntityRng`] gives every entity (host, flow, link...) its own random stream,
 //!   derived from the run seed and the entity's id, so adding an entity never
 //!   perturbs the random draws of another.
@@ -22,5 +24,5 @@ pub use queue::EventQueue;
 pub use rng::{EntityId, EntityRng};
 pub use time::{Duration, Time};
 
-mod slab;
-pub use slab::{Slab, SlabKey};
+mod lanes;
+pub use lanes::Lanes;

@@ -4,7 +4,7 @@
 //! Host layout of the dumbbell: host 0 is the receiver (its downlink is the
 //! bottleneck); host `i + 1` is the sender of flow `i`.
 
-use torrentlab_engine::{Duration, EntityId, EntityRng, EventQueue, Slab, SlabKey, Time};
+use torrentlab_engine::{Duration, EntityId, EntityRng, EventQueue, Lanes, Time};
 use torrentlab_net::{HostConfig, HostId, Latency, LinkConfig, LinkId, LinkStats, Network, Transit};
 use torrentlab_transport::tcp::{Segment, TcpReceiver, TcpSender};
 
@@ -25,12 +25,25 @@ struct Packet {
     seg: Segment,
 }
 
+/// Where a packet in flight is going next.
+#[derive(Clone, Copy, Debug)]
+enum Hop {
+    /// The entrance of a (capacity-limited) downlink.
+    Link(LinkId),
+    /// Its destination host.
+    Host,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct InFlight {
+    hop: Hop,
+    pkt: Packet,
+}
+
 #[derive(Clone, Copy, Debug)]
 enum Ev {
-    /// A packet reaches the entrance of a downlink.
-    ArriveLink { link: LinkId, pkt: SlabKey },
-    /// A packet reaches its destination host.
-    ArriveHost { pkt: SlabKey },
+    /// The head of a FIFO lane of packets in flight is due.
+    Lane { lane: u32 },
     /// An endpoint's timer (endpoint = flow * 2 + side); stale if `gen` moved on.
     Timer { ep: u32, gen: u32 },
     Start { flow: u32 },
@@ -74,7 +87,11 @@ pub struct Perf {
 pub(crate) struct World {
     q: EventQueue<Ev>,
     pub net: Network,
-    pkts: Slab<Packet>,
+    /// Packets in flight. Lane `2f` carries flow f's data to the bottleneck,
+    /// `2f + 1` its ACKs home; lane `2n + h` carries what leaves host h's
+    /// downlink. Each lane is FIFO in time, so only its head sits in `q`.
+    lanes: Lanes<InFlight>,
+    n_flows: usize,
     pub flows: Vec<Flow>,
     timers: Vec<TimerSlot>,
     pub end: Time,
@@ -163,7 +180,8 @@ impl World {
         let timers = vec![TimerSlot::default(); flows.len() * 2];
         World {
             q,
-            pkts: Slab::with_capacity(4096),
+            lanes: Lanes::new(flows.len() * 2 + hosts.len()),
+            n_flows: flows.len(),
             timers,
             end,
             bottleneck,
@@ -188,17 +206,23 @@ impl World {
                 next_progress = now + every;
             }
             match ev {
-                Ev::ArriveLink { link, pkt } => {
-                    let wire = self.pkts.get(pkt).expect("live packet").wire;
-                    match self.net.arrive(now, link, wire) {
-                        Transit::Dropped { .. } => {
-                            self.pkts.remove(pkt);
-                        }
-                        Transit::AtHost { time, .. } => self.q.schedule(time, Ev::ArriveHost { pkt }),
-                        Transit::AtLink { .. } => unreachable!("a downlink feeds a host"),
+                Ev::Lane { lane } => {
+                    let ((_, x), next) = self.lanes.pop(lane as usize).expect("a scheduled lane has a head");
+                    if let Some(t) = next {
+                        self.q.schedule(t, Ev::Lane { lane });
+                    }
+                    match x.hop {
+                        Hop::Link(link) => match self.net.arrive(now, link, x.pkt.wire) {
+                            Transit::Dropped { .. } => {}
+                            Transit::AtHost { host, time } => {
+                                let lane = 2 * self.n_flows + host.0 as usize;
+                                self.enqueue(lane, time, InFlight { hop: Hop::Host, pkt: x.pkt });
+                            }
+                            Transit::AtLink { .. } => unreachable!("a downlink feeds a host"),
+                        },
+                        Hop::Host => self.arrive_host(now, x.pkt),
                     }
                 }
-                Ev::ArriveHost { pkt } => self.arrive_host(now, pkt),
                 Ev::Timer { ep, gen } => self.timer(now, ep, gen),
                 Ev::Start { flow } => {
                     let f = &mut self.flows[flow as usize];
@@ -227,8 +251,7 @@ impl World {
         progress(self.end);
     }
 
-    fn arrive_host(&mut self, now: Time, key: SlabKey) {
-        let p = self.pkts.remove(key);
+    fn arrive_host(&mut self, now: Time, p: Packet) {
         if !self.net.ingress(p.dst, p.wire) {
             return;
         }
@@ -300,23 +323,26 @@ impl World {
     #[inline]
     fn transmit(&mut self, now: Time, src: HostId, dst: HostId, flow: u32, to_receiver: bool, seg: Segment) {
         let wire = seg.wire_len();
+        let pkt = Packet { dst, flow, to_receiver, wire, seg };
+        let lane = 2 * flow as usize + usize::from(!to_receiver);
         match self.net.send(now, src, dst, wire) {
             Transit::Dropped { .. } => {}
-            Transit::AtLink { link, time } => {
-                let pkt = self.pkts.insert(Packet { dst, flow, to_receiver, wire, seg });
-                self.q.schedule(time, Ev::ArriveLink { link, pkt });
-            }
-            Transit::AtHost { time, .. } => {
-                let pkt = self.pkts.insert(Packet { dst, flow, to_receiver, wire, seg });
-                self.q.schedule(time, Ev::ArriveHost { pkt });
-            }
+            Transit::AtLink { link, time } => self.enqueue(lane, time, InFlight { hop: Hop::Link(link), pkt }),
+            Transit::AtHost { time, .. } => self.enqueue(lane, time, InFlight { hop: Hop::Host, pkt }),
+        }
+    }
+
+    #[inline]
+    fn enqueue(&mut self, lane: usize, time: Time, x: InFlight) {
+        if self.lanes.push(lane, time, x) {
+            self.q.schedule(time, Ev::Lane { lane: lane as u32 });
         }
     }
 
     /// Packets and wire bytes currently in flight (in the arena), for
     /// conservation checks.
     pub fn in_flight(&self) -> (u64, u64) {
-        (self.pkts.len() as u64, self.pkts.values().map(|p| p.wire as u64).sum())
+        (self.lanes.len() as u64, self.lanes.values().map(|x| x.pkt.wire as u64).sum())
     }
 
     pub fn perf(&self) -> Perf {
