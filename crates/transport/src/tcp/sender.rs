@@ -4,7 +4,8 @@
 //! * Window growth is delegated to a [`CongestionControl`].
 //! * Loss recovery is NewReno (RFC 5681 §3.2, RFC 6582): fast retransmit on the
 //!   third duplicate ACK, window inflation by one SMSS per further duplicate,
-//!   partial ACKs retransmit the next hole and deflate the window, a full ACK
+//!   partial ACKs retransmit the next hole and deflate the window (the first
+//!   one also restarts the timer: the "Impatient" variant), a full ACK
 //!   (covering `recover`) ends recovery with `cwnd = ssthresh`.
 //! * The retransmission timer is RFC 6298's: started when data is sent and none is
 //!   running, restarted on each ACK of new data, stopped when all is acknowledged;
@@ -62,6 +63,8 @@ pub struct TcpSender {
     dupacks: u32,
     /// `Some(recover)` while in fast recovery (RFC 6582).
     recovery: Option<u64>,
+    /// A partial ACK has restarted the timer in this recovery already.
+    partial_ack_seen: bool,
     /// Highest byte sent when loss was last handled; duplicate ACKs at or below it
     /// do not start a new fast retransmit (RFC 6582 §3.2 step 1).
     recover: Option<u64>,
@@ -87,6 +90,7 @@ impl TcpSender {
             app_end: 0,
             dupacks: 0,
             recovery: None,
+            partial_ack_seen: false,
             recover: None,
             retransmit_pending: false,
             rto_deadline: None,
@@ -224,6 +228,11 @@ impl TcpSender {
             self.rtt.reset_backoff();
             self.dupacks = 0;
             let mss = self.cfg.mss as u64;
+            // RFC 6298 (5.3): restart the timer on new data acknowledged, except
+            // that in fast recovery only the first partial ACK restarts it (the
+            // "Impatient" variant RFC 6582 §3.2 step 5 and §4 specify), so a
+            // window with many holes ends in a timeout, not one hole per RTT.
+            let mut restart_timer = true;
             match self.recovery {
                 Some(recover) if ack >= recover => {
                     // Full acknowledgement: leave fast recovery with cwnd = ssthresh
@@ -233,6 +242,8 @@ impl TcpSender {
                 }
                 Some(_) => {
                     // Partial acknowledgement: retransmit the next hole, deflate.
+                    restart_timer = !self.partial_ack_seen;
+                    self.partial_ack_seen = true;
                     self.retransmit_pending = true;
                     self.w.cwnd = self.w.cwnd.saturating_sub(acked);
                     if acked >= mss {
@@ -242,7 +253,11 @@ impl TcpSender {
                 }
                 None => self.cc.on_ack(&mut self.w, &sample),
             }
-            self.rto_deadline = (self.snd_una < self.snd_max).then(|| now + self.rtt.rto());
+            if self.snd_una >= self.snd_max {
+                self.rto_deadline = None;
+            } else if restart_timer || self.rto_deadline.is_none() {
+                self.rto_deadline = Some(now + self.rtt.rto());
+            }
         } else if ack == self.snd_una && seg.len == 0 && self.snd_max > self.snd_una {
             self.stats.duplicate_acks += 1;
             self.dupacks += 1;
@@ -261,6 +276,7 @@ impl TcpSender {
         self.w.ssthresh = self.cc.ssthresh_after_loss(&self.w, flight);
         self.w.cwnd = self.w.ssthresh + 3 * mss;
         self.recovery = Some(self.snd_max);
+        self.partial_ack_seen = false;
         self.recover = Some(self.snd_max);
         self.retransmit_pending = true;
         self.stats.fast_retransmits += 1;

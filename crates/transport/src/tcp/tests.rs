@@ -119,6 +119,28 @@ fn a_partial_ack_retransmits_the_next_hole_and_a_full_ack_ends_recovery() {
 }
 
 #[test]
+fn only_the_first_partial_ack_restarts_the_timer_so_many_holes_end_in_a_timeout() {
+    let mut s = sender(TcpConfig { initial_window: 10, ..cfg() }, 100 * MSS);
+    drain(&mut s, ms(0));
+    // Segments 0, 2, 4, 6 lost: three duplicates, then partial ACKs one hole at a time.
+    for _ in 0..3 {
+        s.handle_ack(ms(50), &ack(0, ms(25), ms(0)));
+    }
+    drain(&mut s, ms(50));
+    s.handle_ack(ms(100), &ack(2 * MSS, ms(75), ms(50)));
+    drain(&mut s, ms(100));
+    let after_first = s.poll_timeout().unwrap();
+    assert_eq!(after_first, ms(100) + s.info().rto, "the first partial ACK restarts the timer");
+    s.handle_ack(ms(150), &ack(4 * MSS, ms(125), ms(100)));
+    drain(&mut s, ms(150));
+    assert_eq!(s.poll_timeout(), Some(after_first), "a second partial ACK does not");
+    s.handle_timeout(after_first);
+    assert_eq!(s.stats().timeouts, 1);
+    assert!(!s.info().in_recovery);
+    assert_eq!(seqs(&drain(&mut s, after_first)), vec![4], "go back to the first unacknowledged segment");
+}
+
+#[test]
 fn the_retransmission_timer_fires_resends_the_first_segment_and_backs_off() {
     let mut s = sender(cfg(), 100 * MSS);
     drain(&mut s, ms(0));
