@@ -26,8 +26,9 @@ import torrentlab
 from torrentlab.exceptions import ScenarioError, TorrentlabError
 from torrentlab.experiments import EXPERIMENTS, scenario_dir
 
-out = Console()
-err = Console(stderr=True)
+# Tables stay readable when the output is a pipe or a file (rich assumes 80 columns).
+out = Console(width=None if sys.stdout.isatty() else 120)
+err = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
 
 
 def _cmd_validate(args) -> int:

@@ -62,6 +62,7 @@ def summary_table(single: dict[str, pd.DataFrame], sweep: pd.DataFrame) -> pd.Da
         rows.append({"run": key, "setting": SINGLE_RUNS[key][1], "runs": 1, **{m: r[m] for m in METRICS}})
     group = ["network.bottleneck.capacity", "network.bottleneck.buffer", "tcp.slow_start"]
     for (cap, buf, ss), g in sweep.groupby(group, sort=False):
+        buf = buf.removesuffix(" packets")
         row = {"run": "d", "setting": f"C={cap}, B={buf}, slow start {'on' if ss else 'off'}", "runs": len(g)}
         for m in METRICS:
             row[m] = g[m].mean()
