@@ -82,3 +82,17 @@ def test_write_creates_every_table_as_parquet_and_replaces_an_old_result(tmp_pat
 def test_non_scenarios_are_a_type_error():
     with pytest.raises(TypeError):
         torrentlab.run(42)
+
+
+def test_a_failed_write_leaves_the_old_result_and_no_temporary_directory(tmp_path):
+    from torrentlab.output import atomic_dir
+
+    out = tmp_path / "r"
+    out.mkdir()
+    (out / "old.txt").write_text("keep me")
+    with pytest.raises(RuntimeError):
+        with atomic_dir(out) as tmp:
+            (tmp / "half.parquet").write_text("partial")
+            raise RuntimeError("disk full")
+    assert [p.name for p in out.iterdir()] == ["old.txt"]
+    assert [p.name for p in tmp_path.iterdir()] == ["r"]

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Union
@@ -16,6 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from torrentlab import _core
+from torrentlab.output import atomic_dir
 
 ScenarioLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 
@@ -88,21 +87,12 @@ class RunResult:
     def write(self, out_dir: str | os.PathLike[str]) -> Path:
         """Writes every table as ``<table>.parquet`` (and ``perf.json``) into
         ``out_dir``, atomically: the directory appears complete or not at all."""
-        out = Path(out_dir)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-        try:
+        with atomic_dir(out_dir) as tmp:
             for name in TABLES:
                 pq.write_table(self.tables[name], tmp / f"{name}.parquet", compression="zstd")
             # Wall time differs run to run: kept apart from the deterministic tables.
             (tmp / "perf.json").write_text(json.dumps(self.perf, indent=2, sort_keys=True) + "\n")
-            if out.exists():
-                shutil.rmtree(out)
-            os.replace(tmp, out)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-        return out
+        return Path(out_dir)
 
 
 def run(

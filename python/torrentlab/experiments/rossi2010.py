@@ -9,17 +9,14 @@ fairness sweep with and without slow start. See docs/experiments/rossi2010.md.
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from torrentlab.experiments import scenario_dir
+from torrentlab.output import atomic_dir, write_frame
 from torrentlab.plots import ecdf, save, windows_and_queue
 from torrentlab.sweep import Job, Sweep, load_toml, run_jobs, summary_with_params
 
@@ -101,27 +98,18 @@ def reproduce(out_dir: str | os.PathLike[str], quick: bool = False, workers: int
     """Runs E4 (a)-(d), writes Parquet tables and figures into `out_dir`
     atomically, and returns the summary table."""
     out = Path(out_dir)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
+    with atomic_dir(out) as tmp:
         sjobs = single_jobs()
         single = run_jobs(sjobs, workers=workers, describe="rossi2010 (a)-(c)", show_progress=show_progress)
         results = {dict(j.params)["run"]: r for j, r in zip(sjobs, single)}
         for key, res in results.items():
             res.write(tmp / "runs" / key)
         sweep = Sweep.from_file(scenario_dir("rossi2010") / SWEEP)
-        djobs = sweep.jobs(quick=quick)
-        dres = run_jobs(djobs, workers=workers, describe="rossi2010 (d) sweep", show_progress=show_progress,
-                        keep=summary_with_params)
+        dres = run_jobs(sweep.jobs(quick=quick), workers=workers, describe="rossi2010 (d) sweep",
+                        show_progress=show_progress, keep=summary_with_params)
         dsum = pd.concat(dres, ignore_index=True)
-        pq.write_table(pa.Table.from_pandas(dsum, preserve_index=False), tmp / "d_runs.parquet")
+        write_frame(dsum, tmp / "d_runs.parquet")
         table = summary_table({k: r.summary for k, r in results.items()}, dsum)
-        pq.write_table(pa.Table.from_pandas(table, preserve_index=False), tmp / "summary.parquet")
+        write_frame(table, tmp / "summary.parquet")
         figs = figures(results, dsum, tmp)
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return Report(table=table, out_dir=out, figures=[out / p.name for p in figs])
