@@ -279,7 +279,7 @@ impl World {
         }
         slot.at = None;
         let fi = (ep / 2) as usize;
-        if ep % 2 == 0 {
+        if ep.is_multiple_of(2) {
             self.flows[fi].sender.handle_timeout(now);
             self.drive_sender(now, fi);
         } else {

@@ -67,7 +67,7 @@ mod tests {
         for _ in 0..5 {
             r.on_ack(&mut w, &ack(2000)); // delayed ACKs: same growth per byte
         }
-        assert_eq!(w.cwnd, 11_000 - 0 + 0, "10 000 bytes acked < an 11 000-byte window");
+        assert_eq!(w.cwnd, 11_000, "10 000 bytes acked < an 11 000-byte window");
         r.on_ack(&mut w, &ack(1000));
         assert_eq!(w.cwnd, 12_000);
     }
