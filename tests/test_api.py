@@ -51,7 +51,7 @@ def test_progress_is_reported_in_simulated_seconds_up_to_the_end():
 
 def test_a_bad_dict_raises_a_scenario_error_naming_the_field():
     doc = small_dict()
-    doc["flows"][0]["cc"] = "vegas"
+    doc["flows"][0]["cc"] = "bbr"
     with pytest.raises(ScenarioError) as e:
         torrentlab.run(doc)
     assert e.value.file == "<dict>"

@@ -9,12 +9,12 @@ use torrentlab_engine::Duration;
 use torrentlab_net::{BufferLimit, LinkConfig};
 use torrentlab_sim::scenario::{DumbbellSpec, FlowSpec, MetricsSpec, StartSpec};
 use torrentlab_sim::{run_checked, Scenario};
-use torrentlab_transport::cc::{CcConfig, LedbatConfig};
+use torrentlab_transport::cc::{CcConfig, CubicConfig, LedbatConfig, LpConfig, NiceConfig, VegasConfig};
 use torrentlab_transport::tcp::TcpConfig;
 
 fn scenario(
     seed: u64,
-    flows: Vec<(bool, u64, Option<u64>, bool)>,
+    flows: Vec<(u8, u64, Option<u64>, bool)>,
     rate_mbps: u64,
     buffer: u32,
     delay_ms: u64,
@@ -42,9 +42,16 @@ fn scenario(
         },
         flows: flows
             .into_iter()
-            .map(|(ledbat, start_ms, size, delack)| FlowSpec {
+            .map(|(cc, start_ms, size, delack)| FlowSpec {
                 label: "f".into(),
-                cc: if ledbat { CcConfig::Ledbat(LedbatConfig::default()) } else { CcConfig::NewReno },
+                cc: match cc % 6 {
+                    0 => CcConfig::NewReno,
+                    1 => CcConfig::Cubic(CubicConfig::default()),
+                    2 => CcConfig::Vegas(VegasConfig::default()),
+                    3 => CcConfig::Lp(LpConfig::default()),
+                    4 => CcConfig::Nice(NiceConfig::default()),
+                    _ => CcConfig::Ledbat(LedbatConfig::default()),
+                },
                 tcp: TcpConfig {
                     delayed_ack: delack.then_some(Duration::from_millis(40)),
                     min_rto: Duration::from_millis(200),
@@ -67,7 +74,7 @@ proptest! {
     fn packets_are_conserved_links_respect_capacity_and_completion_means_every_byte(
         seed in 0u64..1000,
         flows in proptest::collection::vec(
-            (any::<bool>(), 0u64..3000, proptest::option::of(1u64..400_000), any::<bool>()), 1..5),
+            (0u8..6, 0u64..3000, proptest::option::of(1u64..400_000), any::<bool>()), 1..5),
         rate_mbps in 1u64..20,
         buffer in 2u32..60,
         delay_ms in 0u64..80,

@@ -4,6 +4,7 @@
 //! Shadow. Every error names the file, the field path and what is allowed; see
 //! [`ScenarioError`].
 
+mod controllers;
 mod raw;
 mod units;
 mod validate;

@@ -6,6 +6,7 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use std::fmt;
 
+use super::controllers::{Controllers, RawCubic, RawLedbat, RawLp, RawNice, RawVegas};
 use super::units::{BufferStr, DurationStr, RateStr, SizeStr};
 
 #[derive(Debug, Deserialize)]
@@ -16,6 +17,10 @@ pub struct RawScenario {
     pub run: RawRun,
     pub network: RawNetwork,
     pub tcp: Option<RawTcp>,
+    pub cubic: Option<RawCubic>,
+    pub vegas: Option<RawVegas>,
+    pub lp: Option<RawLp>,
+    pub nice: Option<RawNice>,
     pub ledbat: Option<RawLedbat>,
     pub flows: Vec<RawFlow>,
     pub metrics: Option<RawMetrics>,
@@ -133,35 +138,14 @@ impl RawTcp {
     }
 }
 
-#[derive(Debug, Deserialize, Default, Clone)]
-#[serde(deny_unknown_fields)]
-pub struct RawLedbat {
-    pub target: Option<DurationStr>,
-    pub gain: Option<f64>,
-    pub min_cwnd: Option<u32>,
-    pub current_filter: Option<u32>,
-    /// Number of base-delay buckets; absent = minimum ever observed.
-    pub base_history: Option<u32>,
-    pub base_interval: Option<DurationStr>,
-}
-
-impl RawLedbat {
-    pub fn overlaid(&self, over: &RawLedbat) -> RawLedbat {
-        RawLedbat {
-            target: over.target.or(self.target),
-            gain: over.gain.or(self.gain),
-            min_cwnd: over.min_cwnd.or(self.min_cwnd),
-            current_filter: over.current_filter.or(self.current_filter),
-            base_history: over.base_history.or(self.base_history),
-            base_interval: over.base_interval.or(self.base_interval),
-        }
-    }
-}
-
 #[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum CcName {
     Newreno,
+    Cubic,
+    Vegas,
+    Lp,
+    Nice,
     Ledbat,
 }
 
@@ -210,8 +194,31 @@ pub struct RawFlow {
     pub count: Option<u32>,
     pub one_way_delay: Option<DurationStr>,
     pub tcp: Option<RawTcp>,
+    pub cubic: Option<RawCubic>,
+    pub vegas: Option<RawVegas>,
+    pub lp: Option<RawLp>,
+    pub nice: Option<RawNice>,
     pub ledbat: Option<RawLedbat>,
 }
+
+macro_rules! controllers_of {
+    ($t:ty) => {
+        impl $t {
+            /// The controller tables given here.
+            pub fn controllers(&self) -> Controllers<'_> {
+                Controllers {
+                    cubic: self.cubic.as_ref(),
+                    vegas: self.vegas.as_ref(),
+                    lp: self.lp.as_ref(),
+                    nice: self.nice.as_ref(),
+                    ledbat: self.ledbat.as_ref(),
+                }
+            }
+        }
+    };
+}
+controllers_of!(RawScenario);
+controllers_of!(RawFlow);
 
 #[derive(Debug, Deserialize, Default)]
 #[serde(deny_unknown_fields)]

@@ -122,9 +122,11 @@ fn a_wrong_type_names_the_field_and_the_expected_form() {
 
 #[test]
 fn an_unknown_congestion_controller_lists_the_known_ones() {
-    let e = bad("cc = \"ledbat\"", "cc = \"cubic\"");
+    let e = bad("cc = \"ledbat\"", "cc = \"bbr\"");
     assert_eq!(e.field, "flows[1].cc");
-    assert!(e.message.contains("`newreno`") && e.message.contains("`ledbat`"), "{e}");
+    for known in ["newreno", "cubic", "vegas", "lp", "nice", "ledbat"] {
+        assert!(e.message.contains(&format!("`{known}`")), "{e}");
+    }
 }
 
 #[test]
@@ -192,6 +194,37 @@ fn a_duration_without_a_unit_says_which_units_exist() {
 fn ledbat_settings_on_a_newreno_flow_are_rejected() {
     let e = bad("cc = \"newreno\"", "cc = \"newreno\"\nledbat = { target = \"100 ms\" }");
     assert_eq!(e.field, "flows[0].ledbat");
+}
+
+#[test]
+fn every_controller_is_selectable_per_flow_with_its_published_defaults() {
+    let text = GOOD.replace("cc = \"newreno\"", "cc = \"cubic\"\n\n[[flows]]\ncc = \"vegas\"\n\n[[flows]]\ncc = \"lp\"\n\n[[flows]]\ncc = \"nice\"");
+    let s = parse(&text).unwrap();
+    let names: Vec<_> = s.flows.iter().map(|f| f.cc.name()).collect();
+    assert_eq!(names, ["cubic", "vegas", "lp", "nice", "ledbat"]);
+    assert_eq!(s.flows[0].cc, CcConfig::Cubic(torrentlab_transport::cc::CubicConfig::default()));
+    assert_eq!(s.flows[3].cc, CcConfig::Nice(torrentlab_transport::cc::NiceConfig::default()));
+}
+
+#[test]
+fn controller_tables_overlay_global_then_per_flow() {
+    let text = GOOD.replace("[[flows]]\ncc = \"newreno\"", "[vegas]\nalpha = 1.0\nbeta = 3.0\n\n[[flows]]\ncc = \"vegas\"\nvegas = { beta = 5.0 }");
+    let s = parse(&text).unwrap();
+    let CcConfig::Vegas(v) = &s.flows[0].cc else { panic!() };
+    assert_eq!((v.alpha, v.beta, v.gamma), (1.0, 5.0, 1.0));
+}
+
+#[test]
+fn out_of_range_controller_parameters_name_their_field() {
+    let e = bad("cc = \"newreno\"", "cc = \"cubic\"\ncubic = { beta = 1.5 }");
+    assert_eq!(e.field, "flows[0].cubic.beta");
+    assert!(e.message.contains("between 0 and 1"), "{e}");
+    // A global table is checked even when no flow uses its controller.
+    let e = parse(&format!("[nice]\nmin_window = 2.0\n{GOOD}")).unwrap_err();
+    assert_eq!(e.field, "nice.min_window");
+    let e = bad("cc = \"newreno\"", "cc = \"newreno\"\ncubic = { c = 0.4 }");
+    assert_eq!(e.field, "flows[0].cubic");
+    assert!(e.message.contains("only allowed when cc = \"cubic\""), "{e}");
 }
 
 #[test]

@@ -3,10 +3,10 @@
 
 use torrentlab_engine::Duration;
 use torrentlab_net::{BufferLimit, LinkConfig};
-use torrentlab_transport::cc::{CcConfig, LedbatConfig};
 use torrentlab_transport::tcp::TcpConfig;
 
-use super::raw::{CcName, DelayedAck, Preset, RawLedbat, RawScenario, RawStart, RawTcp, Topology};
+use super::controllers;
+use super::raw::{DelayedAck, Preset, RawScenario, RawStart, RawTcp, Topology};
 use super::units::{BufferSpec, DurationStr};
 use super::{DumbbellSpec, FlowSpec, MetricsSpec, Scenario, ScenarioError, StartSpec};
 
@@ -16,12 +16,12 @@ const DEFAULT_ACCESS_BUFFER: BufferLimit = BufferLimit::Packets(1000);
 /// Default time-series period.
 const DEFAULT_SAMPLE_INTERVAL: Duration = Duration::from_millis(100);
 
-struct Ctx<'a> {
+pub(super) struct Ctx<'a> {
     file: &'a str,
 }
 
 impl Ctx<'_> {
-    fn err(&self, field: impl Into<String>, message: impl Into<String>) -> ScenarioError {
+    pub(super) fn err(&self, field: impl Into<String>, message: impl Into<String>) -> ScenarioError {
         ScenarioError { file: self.file.into(), field: field.into(), message: message.into() }
     }
 }
@@ -75,7 +75,8 @@ pub(super) fn validate(raw: RawScenario, file: &str) -> Result<Scenario, Scenari
     };
 
     let global_tcp = raw.tcp.clone().unwrap_or_default();
-    let global_ledbat = raw.ledbat.clone().unwrap_or_default();
+    let global_cc = raw.controllers();
+    controllers::check_globals(&cx, &global_cc)?;
     if raw.flows.is_empty() {
         return Err(cx.err("flows", "at least one [[flows]] entry is needed"));
     }
@@ -90,19 +91,7 @@ pub(super) fn validate(raw: RawScenario, file: &str) -> Result<Scenario, Scenari
                 format!("tcp.{field}")
             }
         })?;
-        let cc = match f.cc {
-            CcName::Newreno => {
-                if f.ledbat.is_some() {
-                    return Err(cx.err(at("ledbat"), "only allowed when cc = \"ledbat\""));
-                }
-                CcConfig::NewReno
-            }
-            CcName::Ledbat => {
-                let l = global_ledbat.overlaid(f.ledbat.as_ref().unwrap_or(&RawLedbat::default()));
-                let where_ = if f.ledbat.is_some() { at("ledbat") } else { "ledbat".to_string() };
-                CcConfig::Ledbat(ledbat_config(&cx, &l, &where_)?)
-            }
-        };
+        let cc = controllers::build(&cx, f.cc, &global_cc, &f.controllers(), &at)?;
         let start = match f.start.unwrap_or(RawStart::At(DurationStr(Duration::ZERO))) {
             RawStart::At(t) => StartSpec::At(t.0),
             RawStart::Uniform(lo, hi) => {
@@ -270,49 +259,6 @@ fn tcp_config(cx: &Ctx, t: &RawTcp, at: &dyn Fn(&str) -> String) -> Result<TcpCo
             return Err(cx.err(at("receive_window"), format!("must hold at least one segment ({} bytes)", c.mss)));
         }
         c.receive_window = w.0;
-    }
-    Ok(c)
-}
-
-fn ledbat_config(cx: &Ctx, l: &RawLedbat, at: &str) -> Result<LedbatConfig, ScenarioError> {
-    let mut c = LedbatConfig::default();
-    if let Some(t) = l.target {
-        if t.0 == Duration::ZERO {
-            return Err(cx.err(format!("{at}.target"), "must be greater than zero"));
-        }
-        c.target = t.0;
-    }
-    if let Some(g) = l.gain {
-        if !(g.is_finite() && g > 0.0) {
-            return Err(cx.err(format!("{at}.gain"), format!("{g} is not allowed; the gain must be a positive number")));
-        }
-        c.gain = g;
-    }
-    if let Some(m) = l.min_cwnd {
-        if m == 0 {
-            return Err(cx.err(format!("{at}.min_cwnd"), "must be at least 1 packet"));
-        }
-        c.min_cwnd = m;
-    }
-    if let Some(f) = l.current_filter {
-        if f == 0 {
-            return Err(cx.err(format!("{at}.current_filter"), "must be at least 1 sample"));
-        }
-        c.current_filter = f as usize;
-    }
-    match (l.base_history, l.base_interval) {
-        (None, None) => {}
-        (None, Some(_)) => {
-            return Err(cx.err(format!("{at}.base_interval"), "only meaningful with base_history (a bucket count)"))
-        }
-        (Some(0), _) => return Err(cx.err(format!("{at}.base_history"), "must be at least 1 bucket")),
-        (Some(n), i) => {
-            let i = i.map_or(Duration::from_secs(60), |d| d.0);
-            if i == Duration::ZERO {
-                return Err(cx.err(format!("{at}.base_interval"), "must be greater than zero"));
-            }
-            c.base_history = Some((n as usize, i));
-        }
     }
     Ok(c)
 }

@@ -17,7 +17,7 @@ use std::collections::VecDeque;
 use torrentlab_engine::{Duration, Time};
 
 use super::newreno::reno_increase;
-use super::{AckSample, CongestionControl, Window};
+use super::{grow, AckSample, CongestionControl, Window};
 
 /// LEDBAT parameters. `Default` is the E4 (early draft) form.
 #[derive(Clone, Debug, PartialEq)]
@@ -132,12 +132,8 @@ impl CongestionControl for Ledbat {
         let target = self.cfg.target.0 as f64;
         let off_target = (target - qd.0 as f64) / target;
         let mss = w.mss as f64;
-        let delta = self.cfg.gain * off_target * s.bytes_acked as f64 * mss / w.cwnd as f64 + self.frac;
-        let floor = self.cfg.min_cwnd as f64 * mss;
-        let next = (w.cwnd as f64 + delta).max(floor);
-        let whole = next.floor();
-        self.frac = if next > floor { next - whole } else { 0.0 };
-        w.cwnd = whole as u64;
+        let delta = self.cfg.gain * off_target * s.bytes_acked as f64 * mss / w.cwnd as f64;
+        grow(w, delta, &mut self.frac, self.cfg.min_cwnd as u64 * w.mss as u64);
     }
 
     /// Halve on loss (not below the floor).
@@ -169,7 +165,7 @@ mod tests {
             bytes_acked: MSS as u64,
             rtt: None,
             one_way_delay: Some(Duration::from_millis(owd_ms)),
-            bytes_in_flight: 0,
+            ..AckSample::default()
         }
     }
 

@@ -5,11 +5,19 @@
 //! Each controller is a triple: the algorithm, its config (whose `Default` is the
 //! published constants), and [`CcConfig::build`].
 
+mod cubic;
 mod ledbat;
+mod lp;
 mod newreno;
+mod nice;
+mod vegas;
 
+pub use cubic::{Cubic, CubicConfig};
 pub use ledbat::{Ledbat, LedbatConfig};
+pub use lp::{Lp, LpConfig};
 pub use newreno::NewReno;
+pub use nice::{Nice, NiceConfig};
+pub use vegas::{Vegas, VegasConfig};
 
 use torrentlab_engine::{Duration, Time};
 
@@ -33,9 +41,14 @@ impl Window {
 }
 
 /// What one acknowledgement tells the controller.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct AckSample {
     pub now: Time,
+    /// The cumulative acknowledgement number (next byte the receiver expects).
+    pub ack: u64,
+    /// The sender's next new byte to send (marks the end of the current round:
+    /// Vegas and Nice act once per RTT, when an ACK passes it).
+    pub snd_nxt: u64,
     /// Bytes newly acknowledged cumulatively by this ACK (0 for a duplicate).
     pub bytes_acked: u64,
     /// Round-trip time measured from the echoed timestamp (RFC 7323), only on
@@ -80,10 +93,30 @@ pub trait CongestionControl: Send {
     }
 }
 
+/// Adds `delta` bytes (possibly fractional, possibly negative) to the window,
+/// carrying the sub-byte remainder in `frac` so many small steps add up exactly,
+/// and never going below `floor` bytes.
+#[inline]
+pub(crate) fn grow(w: &mut Window, delta: f64, frac: &mut f64, floor: u64) {
+    let next = w.cwnd as f64 + delta + *frac;
+    if next <= floor as f64 {
+        w.cwnd = floor;
+        *frac = 0.0;
+    } else {
+        let whole = next.floor();
+        *frac = next - whole;
+        w.cwnd = whole as u64;
+    }
+}
+
 /// Which controller a flow uses, with its parameters.
 #[derive(Clone, Debug, PartialEq)]
 pub enum CcConfig {
     NewReno,
+    Cubic(CubicConfig),
+    Vegas(VegasConfig),
+    Lp(LpConfig),
+    Nice(NiceConfig),
     Ledbat(LedbatConfig),
 }
 
@@ -91,6 +124,10 @@ impl CcConfig {
     pub fn build(&self) -> Box<dyn CongestionControl> {
         match self {
             CcConfig::NewReno => Box::new(NewReno::default()),
+            CcConfig::Cubic(c) => Box::new(Cubic::new(c.clone())),
+            CcConfig::Vegas(c) => Box::new(Vegas::new(c.clone())),
+            CcConfig::Lp(c) => Box::new(Lp::new(c.clone())),
+            CcConfig::Nice(c) => Box::new(Nice::new(c.clone())),
             CcConfig::Ledbat(c) => Box::new(Ledbat::new(c.clone())),
         }
     }
@@ -98,6 +135,10 @@ impl CcConfig {
     pub fn name(&self) -> &'static str {
         match self {
             CcConfig::NewReno => "newreno",
+            CcConfig::Cubic(_) => "cubic",
+            CcConfig::Vegas(_) => "vegas",
+            CcConfig::Lp(_) => "lp",
+            CcConfig::Nice(_) => "nice",
             CcConfig::Ledbat(_) => "ledbat",
         }
     }

@@ -40,10 +40,9 @@ impl CongestionControl for NewReno {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use torrentlab_engine::Time;
 
     fn ack(bytes: u64) -> AckSample {
-        AckSample { now: Time::ZERO, bytes_acked: bytes, rtt: None, one_way_delay: None, bytes_in_flight: 0 }
+        AckSample { bytes_acked: bytes, ..AckSample::default() }
     }
 
     #[test]

@@ -71,6 +71,9 @@ pub struct TcpSender {
     retransmit_pending: bool,
     rtt: RttEstimator,
     rto_deadline: Option<Time>,
+    /// With a window below one segment (TCP Nice): the earliest time the next
+    /// lone segment may leave, one segment per `srtt x mss / cwnd`.
+    paced_until: Option<Time>,
     stats: SenderStats,
 }
 
@@ -94,6 +97,7 @@ impl TcpSender {
             recover: None,
             retransmit_pending: false,
             rto_deadline: None,
+            paced_until: None,
             stats: SenderStats::default(),
         }
     }
@@ -142,7 +146,11 @@ impl TcpSender {
 
     /// When [`TcpSender::handle_timeout`] should next be called.
     pub fn poll_timeout(&self) -> Option<Time> {
-        self.rto_deadline
+        let paced = self.paced_until.filter(|_| self.snd_nxt == self.snd_una && self.snd_nxt < self.app_end);
+        match (self.rto_deadline, paced) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     #[inline]
@@ -190,7 +198,14 @@ impl TcpSender {
         let flight = self.snd_nxt - self.snd_una;
         let window = self.w.cwnd.min(self.peer_window);
         if flight + len > window {
-            return None;
+            // A window below one segment (TCP Nice) sends one segment every
+            // `1/W` RTTs when nothing is in flight.
+            if !(self.w.cwnd < mss && flight == 0) || self.paced_until.is_some_and(|t| now < t) {
+                return None;
+            }
+            let srtt = self.rtt.srtt().unwrap_or(self.rtt.rto());
+            let gap = srtt.as_secs_f64() * mss as f64 / self.w.cwnd.max(1) as f64;
+            self.paced_until = Some(now + Duration::from_secs_f64(gap));
         }
         let seq = self.snd_nxt;
         self.account_send(now, seq, len as u32);
@@ -211,6 +226,8 @@ impl TcpSender {
         let echoed = seg.timestamps.and_then(|t| t.ecr.map(|e| (t.val, e)));
         let sample = AckSample {
             now,
+            ack,
+            snd_nxt: self.snd_nxt,
             bytes_acked: ack.saturating_sub(self.snd_una),
             rtt: echoed.filter(|_| advances).map(|(_, ecr)| now.saturating_since(ecr)),
             one_way_delay: echoed.map(|(val, ecr)| val.saturating_since(ecr)),

@@ -297,3 +297,29 @@ fn ledbat_acks_carry_the_data_one_way_delay() {
     // An ideal pipe never queues: LEDBAT's queuing delay estimate is zero.
     assert_eq!(s.info().queuing_delay, Some(Duration::ZERO));
 }
+
+#[test]
+fn a_window_below_one_segment_sends_one_segment_every_one_over_w_rtts() {
+    use crate::cc::{AckSample, CongestionControl, Window};
+    /// A controller that pins the window at a quarter of a segment.
+    struct Quarter;
+    impl CongestionControl for Quarter {
+        fn name(&self) -> &'static str {
+            "quarter"
+        }
+        fn on_ack(&mut self, w: &mut Window, _: &AckSample) {
+            w.cwnd = w.mss as u64 / 4;
+        }
+    }
+    let mut s = TcpSender::new(TcpConfig { initial_window: 1, ..cfg() }, Box::new(Quarter));
+    s.write(100 * MSS);
+    assert_eq!(seqs(&drain(&mut s, ms(0))), vec![0]);
+    s.handle_ack(ms(100), &ack(MSS, ms(50), ms(0))); // RTT 100 ms; window now 1/4 segment
+    assert_eq!(seqs(&drain(&mut s, ms(100))), vec![1], "nothing in flight: one segment may go");
+    s.handle_ack(ms(200), &ack(2 * MSS, ms(150), ms(100)));
+    assert!(drain(&mut s, ms(200)).is_empty(), "the next one waits 4 RTTs after the last");
+    assert_eq!(s.poll_timeout(), Some(ms(500)));
+    s.handle_timeout(ms(500));
+    assert_eq!(seqs(&drain(&mut s, ms(500))), vec![2]);
+}
+
