@@ -326,10 +326,7 @@ mod tests {
         l.offer(Time(1_500_000), 1000); // arrives after the 1 ms dequeue
         let log = l.take_log(Time(10_000_000)).unwrap();
         let left: Vec<_> = log.records.iter().map(|r| (r.time.0, r.packets_left, r.bytes_left)).collect();
-        assert_eq!(
-            left,
-            vec![(0, 0, 0), (1_000_000, 1, 1000), (2_000_000, 1, 1000), (3_000_000, 0, 0)]
-        );
+        assert_eq!(left, vec![(0, 0, 0), (1_000_000, 1, 1000), (2_000_000, 1, 1000), (3_000_000, 0, 0)]);
         assert_eq!(log.records.last().unwrap().served_bytes, 4000);
     }
 

@@ -43,11 +43,20 @@ struct InFlight {
 #[derive(Clone, Copy, Debug)]
 enum Ev {
     /// The head of a FIFO lane of packets in flight is due.
-    Lane { lane: u32 },
+    Lane {
+        lane: u32,
+    },
     /// An endpoint's timer (endpoint = flow * 2 + side); stale if `gen` moved on.
-    Timer { ep: u32, gen: u32 },
-    Start { flow: u32 },
-    Stop { flow: u32 },
+    Timer {
+        ep: u32,
+        gen: u32,
+    },
+    Start {
+        flow: u32,
+    },
+    Stop {
+        flow: u32,
+    },
     Sample,
     WindowStart,
     End,

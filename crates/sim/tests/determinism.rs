@@ -9,7 +9,8 @@ fn the_same_scenario_and_seed_give_identical_tables() {
     let sc = shipped("rossi2010/a-newreno-vs-ledbat.toml", Some(20));
     let (x, y) = (run(&sc), run(&sc));
     // Debug formatting compares floats bit for bit and NaN equal to NaN.
-    for (a, b) in [(&x.flows, &y.flows), (&x.timeseries, &y.timeseries), (&x.queue, &y.queue), (&x.summary, &y.summary)] {
+    for (a, b) in [(&x.flows, &y.flows), (&x.timeseries, &y.timeseries), (&x.queue, &y.queue), (&x.summary, &y.summary)]
+    {
         assert!(a.rows() > 0);
         assert_eq!(format!("{a:?}"), format!("{b:?}"));
     }

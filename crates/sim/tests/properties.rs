@@ -19,6 +19,7 @@ fn scenario(
     buffer: u32,
     delay_ms: u64,
     loss: (f64, f64),
+    sack: bool,
 ) -> Scenario {
     Scenario {
         name: "prop".into(),
@@ -55,6 +56,7 @@ fn scenario(
                 tcp: TcpConfig {
                     delayed_ack: delack.then_some(Duration::from_millis(40)),
                     min_rto: Duration::from_millis(200),
+                    sack,
                     ..TcpConfig::rfc()
                 },
                 start: StartSpec::At(Duration::from_millis(start_ms)),
@@ -63,7 +65,11 @@ fn scenario(
                 one_way_delay: None,
             })
             .collect(),
-        metrics: MetricsSpec { sample_interval: Some(Duration::from_millis(250)), queue_log: true, summary_start: None },
+        metrics: MetricsSpec {
+            sample_interval: Some(Duration::from_millis(250)),
+            queue_log: true,
+            summary_start: None,
+        },
     }
 }
 
@@ -80,8 +86,9 @@ proptest! {
         delay_ms in 0u64..80,
         data_loss in 0.0f64..0.05,
         ack_loss in 0.0f64..0.05,
+        sack in any::<bool>(),
     ) {
-        let sc = scenario(seed, flows, rate_mbps, buffer, delay_ms, (data_loss, ack_loss));
+        let sc = scenario(seed, flows, rate_mbps, buffer, delay_ms, (data_loss, ack_loss), sack);
         // run_checked asserts sent = delivered + dropped + lost + in flight.
         let (out, _) = run_checked(&sc);
         let eff = out.summary.f64_column("efficiency")[0];

@@ -118,6 +118,7 @@ pub struct RawTcp {
     pub delayed_ack: Option<DelayedAck>,
     pub timestamps: Option<bool>,
     pub receive_window: Option<SizeStr>,
+    pub sack: Option<bool>,
 }
 
 impl RawTcp {
@@ -134,6 +135,7 @@ impl RawTcp {
             delayed_ack: over.delayed_ack.or(self.delayed_ack),
             timestamps: over.timestamps.or(self.timestamps),
             receive_window: over.receive_window.or(self.receive_window),
+            sack: over.sack.or(self.sack),
         }
     }
 }

@@ -51,7 +51,10 @@ fn a_good_scenario_parses_with_defaults_filled_in() {
 
 #[test]
 fn per_flow_settings_override_the_global_ones_field_by_field() {
-    let text = GOOD.replace("[[flows]]\ncc = \"newreno\"", "[tcp]\npreset = \"linux\"\nmss = 1000\n\n[[flows]]\ncc = \"newreno\"\ncount = 3\ntcp = { initial_window = 4 }");
+    let text = GOOD.replace(
+        "[[flows]]\ncc = \"newreno\"",
+        "[tcp]\npreset = \"linux\"\nmss = 1000\n\n[[flows]]\ncc = \"newreno\"\ncount = 3\ntcp = { initial_window = 4 }",
+    );
     let s = parse(&text).unwrap();
     assert_eq!(s.flows.len(), 4);
     assert_eq!(s.flows[0].tcp.initial_window, 4);
@@ -198,7 +201,10 @@ fn ledbat_settings_on_a_newreno_flow_are_rejected() {
 
 #[test]
 fn every_controller_is_selectable_per_flow_with_its_published_defaults() {
-    let text = GOOD.replace("cc = \"newreno\"", "cc = \"cubic\"\n\n[[flows]]\ncc = \"vegas\"\n\n[[flows]]\ncc = \"lp\"\n\n[[flows]]\ncc = \"nice\"");
+    let text = GOOD.replace(
+        "cc = \"newreno\"",
+        "cc = \"cubic\"\n\n[[flows]]\ncc = \"vegas\"\n\n[[flows]]\ncc = \"lp\"\n\n[[flows]]\ncc = \"nice\"",
+    );
     let s = parse(&text).unwrap();
     let names: Vec<_> = s.flows.iter().map(|f| f.cc.name()).collect();
     assert_eq!(names, ["cubic", "vegas", "lp", "nice", "ledbat"]);
@@ -208,7 +214,10 @@ fn every_controller_is_selectable_per_flow_with_its_published_defaults() {
 
 #[test]
 fn controller_tables_overlay_global_then_per_flow() {
-    let text = GOOD.replace("[[flows]]\ncc = \"newreno\"", "[vegas]\nalpha = 1.0\nbeta = 3.0\n\n[[flows]]\ncc = \"vegas\"\nvegas = { beta = 5.0 }");
+    let text = GOOD.replace(
+        "[[flows]]\ncc = \"newreno\"",
+        "[vegas]\nalpha = 1.0\nbeta = 3.0\n\n[[flows]]\ncc = \"vegas\"\nvegas = { beta = 5.0 }",
+    );
     let s = parse(&text).unwrap();
     let CcConfig::Vegas(v) = &s.flows[0].cc else { panic!() };
     assert_eq!((v.alpha, v.beta, v.gamma), (1.0, 5.0, 1.0));

@@ -37,11 +37,9 @@ pub(super) fn validate(raw: RawScenario, file: &str) -> Result<Scenario, Scenari
     // The dumbbell is the only topology so far; the field exists so files say
     // what they assume and later topologies do not change their meaning.
     let (Some(Topology::Dumbbell) | None) = net.topology;
-    let bottleneck_rate = net
-        .bottleneck
-        .capacity
-        .0
-        .ok_or_else(|| cx.err("network.bottleneck.capacity", "the bottleneck cannot be unlimited; give a rate such as \"10 Mbit/s\""))?;
+    let bottleneck_rate = net.bottleneck.capacity.0.ok_or_else(|| {
+        cx.err("network.bottleneck.capacity", "the bottleneck cannot be unlimited; give a rate such as \"10 Mbit/s\"")
+    })?;
     if bottleneck_rate == 0 {
         return Err(cx.err("network.bottleneck.capacity", "must be greater than zero"));
     }
@@ -138,7 +136,10 @@ pub(super) fn validate(raw: RawScenario, file: &str) -> Result<Scenario, Scenari
     } else {
         let s = m.sample_interval.map_or(DEFAULT_SAMPLE_INTERVAL, |d| d.0);
         if s == Duration::ZERO {
-            return Err(cx.err("metrics.sample_interval", "must be greater than zero (set metrics.timeseries = false to turn sampling off)"));
+            return Err(cx.err(
+                "metrics.sample_interval",
+                "must be greater than zero (set metrics.timeseries = false to turn sampling off)",
+            ));
         }
         Some(s)
     };
@@ -174,6 +175,7 @@ fn has_field(t: &RawTcp, field: &str) -> bool {
         "delayed_ack" => t.delayed_ack.is_some(),
         "timestamps" => t.timestamps.is_some(),
         "receive_window" => t.receive_window.is_some(),
+        "sack" => t.sack.is_some(),
         _ => false,
     }
 }
@@ -187,7 +189,9 @@ fn probability(cx: &Ctx, field: &str, p: f64) -> Result<f64, ScenarioError> {
 
 fn buffer_limit(cx: &Ctx, field: &str, b: BufferSpec, rate: Option<u64>) -> Result<BufferLimit, ScenarioError> {
     let limit = match b {
-        BufferSpec::Packets(n) => BufferLimit::Packets(u32::try_from(n).map_err(|_| cx.err(field, "too many packets"))?),
+        BufferSpec::Packets(n) => {
+            BufferLimit::Packets(u32::try_from(n).map_err(|_| cx.err(field, "too many packets"))?)
+        }
         BufferSpec::Bytes(n) => BufferLimit::Bytes(n),
         BufferSpec::Time(t) => {
             let Some(rate) = rate else {
@@ -253,6 +257,9 @@ fn tcp_config(cx: &Ctx, t: &RawTcp, at: &dyn Fn(&str) -> String) -> Result<TcpCo
     }
     if let Some(ts) = t.timestamps {
         c.timestamps = ts;
+    }
+    if let Some(sack) = t.sack {
+        c.sack = sack;
     }
     if let Some(w) = t.receive_window {
         if w.0 < c.mss as u64 {

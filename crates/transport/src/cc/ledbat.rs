@@ -64,14 +64,7 @@ pub struct Ledbat {
 impl Ledbat {
     pub fn new(cfg: LedbatConfig) -> Self {
         assert!(cfg.current_filter >= 1);
-        Ledbat {
-            cfg,
-            base: VecDeque::new(),
-            bucket_start: None,
-            current: VecDeque::new(),
-            frac: 0.0,
-            acked_in_ca: 0,
-        }
+        Ledbat { cfg, base: VecDeque::new(), bucket_start: None, current: VecDeque::new(), frac: 0.0, acked_in_ca: 0 }
     }
 
     /// Base delay: the minimum one-way delay in the history.
@@ -134,6 +127,9 @@ impl CongestionControl for Ledbat {
         let mss = w.mss as f64;
         let delta = self.cfg.gain * off_target * s.bytes_acked as f64 * mss / w.cwnd as f64;
         grow(w, delta, &mut self.frac, self.cfg.min_cwnd as u64 * w.mss as u64);
+        // Once in congestion avoidance, a window LEDBAT shrank must not slow-start
+        // back up: ssthresh follows it down (as ns-3's TcpLedbat does).
+        w.ssthresh = w.ssthresh.min(w.cwnd);
     }
 
     /// Halve on loss (not below the floor).
@@ -251,6 +247,18 @@ mod tests {
         assert_eq!(l.base_delay(), Some(Duration::from_millis(10)));
         l.on_sample(&sample(122_000, 40)); // the 10 ms bucket rolls out
         assert_eq!(l.base_delay(), Some(Duration::from_millis(30)));
+    }
+
+    #[test]
+    fn a_window_shrunk_by_delay_does_not_slow_start_back_up() {
+        let mut l = Ledbat::new(LedbatConfig::default());
+        let mut w = Window { cwnd: 40 * MSS as u64, ssthresh: 40 * MSS as u64, mss: MSS };
+        l.on_sample(&sample(0, 25));
+        for _ in 0..5 {
+            one_rtt(&mut l, &mut w, 25 + 500); // far above the target
+        }
+        assert!(w.cwnd < 10 * MSS as u64, "window {}", w.cwnd / MSS as u64);
+        assert!(!w.in_slow_start());
     }
 
     #[test]

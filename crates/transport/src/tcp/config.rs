@@ -41,11 +41,14 @@ pub struct TcpConfig {
     pub receive_window: u64,
     /// Duplicate ACKs that trigger fast retransmit (RFC 5681: 3).
     pub dupack_threshold: u32,
+    /// Selective acknowledgements (RFC 2018) with SACK-based loss recovery
+    /// (RFC 6675), on by default as in Linux; off: NewReno recovery.
+    pub sack: bool,
 }
 
 impl TcpConfig {
     /// RFC behaviour: RFC 5681/3390 initial window for the MSS, RFC 6298 RTO with a
-    /// 1 s minimum, no delayed ACKs, timestamps on.
+    /// 1 s minimum, no delayed ACKs, timestamps and SACK on.
     pub fn rfc() -> Self {
         let mss = 1448;
         TcpConfig {
@@ -61,11 +64,13 @@ impl TcpConfig {
             timestamps: true,
             receive_window: 16 << 20,
             dupack_threshold: 3,
+            sack: true,
         }
     }
 
     /// Linux defaults: initial window 10 (RFC 6928), RTO >= SRTT + 200 ms,
-    /// maximum RTO 120 s, delayed ACK 40 ms (`TCP_DELACK_MIN`), timestamps on.
+    /// maximum RTO 120 s, delayed ACK 40 ms (`TCP_DELACK_MIN`), timestamps and
+    /// SACK on.
     pub fn linux() -> Self {
         TcpConfig {
             initial_window: 10,

@@ -7,12 +7,14 @@
 mod config;
 mod receiver;
 mod rtt;
+mod sack;
 mod segment;
 mod sender;
 
 pub use config::{RtoFormula, TcpConfig};
 pub use receiver::{ReceiverStats, TcpReceiver};
 pub use rtt::RttEstimator;
+pub use sack::SackBlocks;
 pub use segment::{decode, DecodedHeader, Flags, Segment, Timestamps};
 pub use sender::{SenderStats, TcpInfo, TcpSender};
 

@@ -1,9 +1,11 @@
 //! The receiving half of a TCP connection: reassembly (lengths only),
-//! cumulative ACKs, RFC 7323 timestamp echo and RFC 5681 §4.2 delayed ACKs.
+//! cumulative ACKs, SACK blocks (RFC 2018), RFC 7323 timestamp echo and
+//! RFC 5681 §4.2 delayed ACKs.
 
 use torrentlab_engine::Time;
 
 use super::config::TcpConfig;
+use super::sack::SackBlocks;
 use super::segment::{Flags, Segment, Timestamps};
 
 /// Counters of one receiver. Bytes are payload bytes.
@@ -22,8 +24,10 @@ pub struct TcpReceiver {
     cfg: TcpConfig,
     /// Next in-order byte expected: everything below it has been delivered.
     rcv_nxt: u64,
-    /// Out-of-order data above `rcv_nxt`: sorted, disjoint, non-adjacent ranges.
-    ooo: Vec<(u64, u64)>,
+    /// Out-of-order data above `rcv_nxt`: sorted, disjoint, non-adjacent ranges,
+    /// each with the arrival count of its latest segment (for SACK block order).
+    ooo: Vec<(u64, u64, u64)>,
+    arrivals: u64,
     /// TS.Recent (RFC 7323 §4.3): the TSval to echo.
     ts_recent: Option<Time>,
     ack_now: bool,
@@ -38,6 +42,7 @@ impl TcpReceiver {
             cfg,
             rcv_nxt: 0,
             ooo: Vec::new(),
+            arrivals: 0,
             ts_recent: None,
             ack_now: false,
             unacked_segments: 0,
@@ -114,7 +119,7 @@ impl TcpReceiver {
 
     fn absorb_in_order(&mut self) {
         let mut consumed = 0;
-        for &(s, e) in &self.ooo {
+        for &(s, e, _) in &self.ooo {
             if s > self.rcv_nxt {
                 break;
             }
@@ -128,18 +133,46 @@ impl TcpReceiver {
     /// bytes were already there.
     fn insert_out_of_order(&mut self, mut start: u64, mut end: u64) -> u64 {
         let len = end - start;
-        let i = self.ooo.partition_point(|&(_, e)| e < start);
+        let i = self.ooo.partition_point(|&(_, e, _)| e < start);
         let mut j = i;
         let mut overlap = 0;
         while j < self.ooo.len() && self.ooo[j].0 <= end {
-            let (s, e) = self.ooo[j];
+            let (s, e, _) = self.ooo[j];
             overlap += e.min(end).saturating_sub(s.max(start));
             start = start.min(s);
             end = end.max(e);
             j += 1;
         }
-        self.ooo.splice(i..j, std::iter::once((start, end)));
+        self.arrivals += 1;
+        self.ooo.splice(i..j, std::iter::once((start, end, self.arrivals)));
         overlap.min(len)
+    }
+
+    /// SACK blocks for the next ACK: the block holding the most recent
+    /// out-of-order arrival first, then the others by recency (RFC 2018 §4);
+    /// three fit beside the timestamps option, four without.
+    fn sack_blocks(&self) -> SackBlocks {
+        if !self.cfg.sack || self.ooo.is_empty() {
+            return SackBlocks::NONE;
+        }
+        let max = if self.cfg.timestamps { 3 } else { 4 };
+        let mut recent: [(u64, u64, u64); 4] = [(0, 0, 0); 4];
+        let mut n = 0;
+        for &r in &self.ooo {
+            // Keep the `max` most recent, newest first (insertion into a tiny array).
+            let mut k = n.min(max);
+            while k > 0 && recent[k - 1].2 < r.2 {
+                if k < max {
+                    recent[k] = recent[k - 1];
+                }
+                k -= 1;
+            }
+            if k < max {
+                recent[k] = r;
+                n = (n + 1).min(max);
+            }
+        }
+        SackBlocks::new(self.rcv_nxt, recent[..n].iter().map(|&(s, e, _)| (s, e)))
     }
 
     /// The ACK to send, if one is due.
@@ -158,6 +191,7 @@ impl TcpReceiver {
             flags: Flags::ACK,
             window: self.cfg.receive_window,
             timestamps: self.cfg.timestamps.then_some(Timestamps { val: now, ecr: self.ts_recent }),
+            sack: self.sack_blocks(),
         })
     }
 }

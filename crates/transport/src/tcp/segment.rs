@@ -4,6 +4,8 @@
 use torrentlab_engine::Time;
 use torrentlab_net::wire::{IPV4_HEADER, TCP_HEADER, TCP_TIMESTAMPS_OPTION};
 
+use super::sack::SackBlocks;
+
 /// TCP control bits (the low byte of the flags field).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Flags(pub u8);
@@ -48,13 +50,15 @@ pub struct Segment {
     /// Advertised receive window in bytes.
     pub window: u64,
     pub timestamps: Option<Timestamps>,
+    /// SACK blocks (RFC 2018), on ACKs only.
+    pub sack: SackBlocks,
 }
 
 impl Segment {
     /// TCP header length in bytes, options included.
     #[inline]
     pub fn header_len(&self) -> u32 {
-        TCP_HEADER + if self.timestamps.is_some() { TCP_TIMESTAMPS_OPTION } else { 0 }
+        TCP_HEADER + if self.timestamps.is_some() { TCP_TIMESTAMPS_OPTION } else { 0 } + self.sack.option_len()
     }
 
     /// Bytes of the IP packet carrying this segment: IPv4 + TCP header + payload.
@@ -64,7 +68,8 @@ impl Segment {
     }
 
     /// Writes the real TCP header (ports, 32-bit seq/ack, data offset, flags,
-    /// window, zero checksum, timestamps option) into `buf`; returns its length.
+    /// window, zero checksum, timestamps and SACK options) into `buf`; returns
+    /// its length.
     /// The window is written unscaled, saturated at 65535.
     pub fn encode(&self, src_port: u16, dst_port: u16, buf: &mut [u8; 60]) -> usize {
         let hlen = self.header_len() as usize;
@@ -83,6 +88,19 @@ impl Segment {
             buf[23] = 10; // length
             buf[24..28].copy_from_slice(&micros32(ts.val).to_be_bytes());
             buf[28..32].copy_from_slice(&ts.ecr.map_or(0, micros32).to_be_bytes());
+        }
+        if !self.sack.is_empty() {
+            let mut i = 20 + if self.timestamps.is_some() { 12 } else { 0 };
+            buf[i] = 1; // NOP
+            buf[i + 1] = 1; // NOP
+            buf[i + 2] = 5; // kind: SACK
+            buf[i + 3] = (2 + 8 * self.sack.len()) as u8;
+            i += 4;
+            for (l, r) in self.sack.ranges(self.ack) {
+                buf[i..i + 4].copy_from_slice(&(l as u32).to_be_bytes());
+                buf[i + 4..i + 8].copy_from_slice(&(r as u32).to_be_bytes());
+                i += 8;
+            }
         }
         hlen
     }
@@ -104,6 +122,9 @@ pub struct DecodedHeader {
     pub window: u16,
     /// (TSval, TSecr) in microsecond ticks.
     pub timestamps: Option<(u32, u32)>,
+    /// SACK blocks as 32-bit (left, right) edges, up to four.
+    pub sack: [(u32, u32); 4],
+    pub sack_blocks: usize,
 }
 
 /// Parses a TCP header; `None` if it is truncated or malformed.
@@ -118,6 +139,7 @@ pub fn decode(buf: &[u8]) -> Option<DecodedHeader> {
         return None;
     }
     let mut timestamps = None;
+    let (mut sack, mut sack_blocks) = ([(0u32, 0u32); 4], 0);
     let mut i = 20;
     while i < header_len {
         match buf[i] {
@@ -130,6 +152,15 @@ pub fn decode(buf: &[u8]) -> Option<DecodedHeader> {
                 }
                 if kind == 8 && len == 10 {
                     timestamps = Some((be32(i + 2), be32(i + 6)));
+                }
+                if kind == 5 {
+                    if (len - 2) % 8 != 0 || len > 34 {
+                        return None;
+                    }
+                    sack_blocks = (len - 2) / 8;
+                    for (k, b) in sack.iter_mut().enumerate().take(sack_blocks) {
+                        *b = (be32(i + 2 + 8 * k), be32(i + 6 + 8 * k));
+                    }
                 }
                 i += len;
             }
@@ -144,6 +175,8 @@ pub fn decode(buf: &[u8]) -> Option<DecodedHeader> {
         flags: Flags(buf[13]),
         window: be16(14),
         timestamps,
+        sack,
+        sack_blocks,
     })
 }
 
@@ -159,6 +192,7 @@ mod tests {
             flags: Flags::ACK,
             window: 1 << 20,
             timestamps: ts.then_some(Timestamps { val: Time(5_000_000), ecr: Some(Time(2_000)) }),
+            sack: SackBlocks::NONE,
         }
     }
 
@@ -181,6 +215,21 @@ mod tests {
         assert_eq!(h.header_len, 32);
         assert_eq!(h.flags, Flags::ACK);
         assert_eq!(h.window, 65535);
+        assert_eq!(h.timestamps, Some((5_000, 2)));
+    }
+
+    #[test]
+    fn an_ack_with_sack_blocks_carries_them_in_real_option_bytes() {
+        let mut ack = data(0, true);
+        ack.ack = 10_000;
+        ack.sack = SackBlocks::new(10_000, [(20_000, 30_000), (40_000, 41_448)]);
+        assert_eq!(ack.header_len(), 20 + 12 + 4 + 16);
+        assert_eq!(ack.wire_len(), 72);
+        let mut buf = [0u8; 60];
+        let n = ack.encode(1, 2, &mut buf);
+        let h = decode(&buf[..n]).unwrap();
+        assert_eq!(h.sack_blocks, 2);
+        assert_eq!(h.sack[..2], [(20_000, 30_000), (40_000, 41_448)]);
         assert_eq!(h.timestamps, Some((5_000, 2)));
     }
 

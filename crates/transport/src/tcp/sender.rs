@@ -2,20 +2,29 @@
 //! retransmission timer.
 //!
 //! * Window growth is delegated to a [`CongestionControl`].
-//! * Loss recovery is NewReno (RFC 5681 §3.2, RFC 6582): fast retransmit on the
-//!   third duplicate ACK, window inflation by one SMSS per further duplicate,
-//!   partial ACKs retransmit the next hole and deflate the window (the first
-//!   one also restarts the timer: the "Impatient" variant), a full ACK
-//!   (covering `recover`) ends recovery with `cwnd = ssthresh`.
+//! * Loss recovery is SACK-based (RFC 6675) by default: a scoreboard of what
+//!   the receiver holds, recovery on the third duplicate ACK or as soon as a
+//!   hole has three segments' worth of SACKed data above it, `cwnd = ssthresh`
+//!   and transmission while `cwnd - pipe >= SMSS` (lost holes first, then new
+//!   data, then other holes). After a timeout every unSACKed byte below the
+//!   highest sent is lost and is resent in the same way from a one-segment
+//!   window.
+//! * Without SACK it is NewReno (RFC 5681 §3.2, RFC 6582): fast retransmit on
+//!   the third duplicate ACK, window inflation by one SMSS per further
+//!   duplicate, partial ACKs retransmit the next hole and deflate the window (the
+//!   first one also restarts the timer: the "Impatient" variant), a full ACK
+//!   (covering `recover`) ends recovery with `cwnd = ssthresh`; a timeout goes
+//!   back to `snd_una` (go-back-N).
 //! * The retransmission timer is RFC 6298's: started when data is sent and none is
 //!   running, restarted on each ACK of new data, stopped when all is acknowledged;
-//!   on expiry the window collapses to the loss window, the timer backs off
-//!   exponentially and the sender goes back to `snd_una` (go-back-N).
+//!   on expiry the window collapses to the loss window and the timer backs off
+//!   exponentially.
 
 use torrentlab_engine::{Duration, Time};
 
 use super::config::TcpConfig;
 use super::rtt::RttEstimator;
+use super::sack::{SackBlocks, Scoreboard};
 use super::segment::{Flags, Segment, Timestamps};
 use crate::cc::{AckSample, CongestionControl, Window};
 
@@ -69,6 +78,13 @@ pub struct TcpSender {
     /// do not start a new fast retransmit (RFC 6582 §3.2 step 1).
     recover: Option<u64>,
     retransmit_pending: bool,
+    /// SACK: what the receiver holds above `snd_una`.
+    scoreboard: Scoreboard,
+    /// SACK: the highest byte retransmitted in this recovery (RFC 6675 HighRxt).
+    high_rxt: u64,
+    /// SACK: `Some(point)` while resending after a timeout: every unSACKed byte
+    /// below `point` counts as lost.
+    rto_recovery: Option<u64>,
     rtt: RttEstimator,
     rto_deadline: Option<Time>,
     /// With a window below one segment (TCP Nice): the earliest time the next
@@ -96,6 +112,9 @@ impl TcpSender {
             partial_ack_seen: false,
             recover: None,
             retransmit_pending: false,
+            scoreboard: Scoreboard::default(),
+            high_rxt: 0,
+            rto_recovery: None,
             rto_deadline: None,
             paced_until: None,
             stats: SenderStats::default(),
@@ -139,7 +158,7 @@ impl TcpSender {
             srtt: self.rtt.srtt(),
             rttvar: self.rtt.rttvar(),
             rto: self.rtt.rto(),
-            in_recovery: self.recovery.is_some(),
+            in_recovery: self.recovery.is_some() || self.rto_recovery.is_some(),
             queuing_delay: self.cc.queuing_delay(),
         }
     }
@@ -162,7 +181,51 @@ impl TcpSender {
             flags: Flags::ACK,
             window: self.cfg.receive_window,
             timestamps: self.cfg.timestamps.then_some(Timestamps { val: now, ecr: None }),
+            sack: SackBlocks::NONE,
         }
+    }
+
+    #[inline]
+    fn retransmit(&mut self, now: Time, seq: u64, len: u32) -> Segment {
+        self.high_rxt = self.high_rxt.max(seq + len as u64);
+        self.account_send(now, seq, len);
+        self.segment(now, seq, len)
+    }
+
+    /// RFC 6675 §5: one segment, if `cwnd - pipe >= SMSS` (or the first
+    /// retransmission of a recovery, which goes at once): a lost hole (NextSeg
+    /// rule 1), else new data (rule 2), else another unSACKed hole (rule 3).
+    fn sack_transmit(&mut self, now: Time) -> Option<Segment> {
+        let mss = self.cfg.mss;
+        self.high_rxt = self.high_rxt.max(self.snd_una);
+        if std::mem::take(&mut self.retransmit_pending) {
+            if let Some((seq, len)) = self.scoreboard.next_unsacked(self.snd_una, self.snd_max, mss) {
+                return Some(self.retransmit(now, seq, len));
+            }
+        }
+        let lost_below = match self.rto_recovery {
+            Some(point) => point,
+            None => self.scoreboard.lost_boundary(self.cfg.dupack_threshold, mss).unwrap_or(self.snd_una),
+        };
+        let pipe = self.scoreboard.pipe(self.snd_una, self.snd_max, self.high_rxt, lost_below);
+        if pipe + mss as u64 > self.w.cwnd {
+            return None;
+        }
+        if let Some((seq, len)) = self.scoreboard.next_unsacked(self.high_rxt, lost_below, mss) {
+            return Some(self.retransmit(now, seq, len));
+        }
+        if self.snd_nxt < self.app_end {
+            let len = (self.app_end - self.snd_nxt).min(mss as u64);
+            if self.snd_nxt - self.snd_una + len <= self.peer_window {
+                let seq = self.snd_nxt;
+                self.account_send(now, seq, len as u32);
+                self.snd_nxt += len;
+                self.snd_max = self.snd_max.max(self.snd_nxt);
+                return Some(self.segment(now, seq, len as u32));
+            }
+        }
+        let (seq, len) = self.scoreboard.next_unsacked(self.high_rxt, self.snd_max, mss)?;
+        Some(self.retransmit(now, seq, len))
     }
 
     #[inline]
@@ -182,6 +245,9 @@ impl TcpSender {
     #[inline]
     pub fn poll_transmit(&mut self, now: Time) -> Option<Segment> {
         let mss = self.cfg.mss as u64;
+        if self.cfg.sack && (self.recovery.is_some() || self.rto_recovery.is_some()) {
+            return self.sack_transmit(now);
+        }
         if self.retransmit_pending {
             self.retransmit_pending = false;
             let len = (self.snd_max - self.snd_una).min(mss) as u32;
@@ -234,6 +300,9 @@ impl TcpSender {
             bytes_in_flight: self.snd_nxt - self.snd_una,
         };
         self.cc.on_sample(&sample);
+        if self.cfg.sack {
+            self.scoreboard.update(ack, seg.sack.ranges(ack));
+        }
 
         if advances {
             let acked = ack - self.snd_una;
@@ -250,25 +319,34 @@ impl TcpSender {
             // "Impatient" variant RFC 6582 §3.2 step 5 and §4 specify), so a
             // window with many holes ends in a timeout, not one hole per RTT.
             let mut restart_timer = true;
-            match self.recovery {
-                Some(recover) if ack >= recover => {
-                    // Full acknowledgement: leave fast recovery with cwnd = ssthresh
-                    // (RFC 6582 §3.2 step 3, option 2; what Linux and ns-3 do).
-                    self.w.cwnd = self.w.ssthresh;
-                    self.recovery = None;
+            if let Some(point) = self.rto_recovery {
+                // Resending after a timeout: the window grows (slow start).
+                self.cc.on_ack(&mut self.w, &sample);
+                if ack >= point {
+                    self.rto_recovery = None;
                 }
-                Some(_) => {
-                    // Partial acknowledgement: retransmit the next hole, deflate.
-                    restart_timer = !self.partial_ack_seen;
-                    self.partial_ack_seen = true;
-                    self.retransmit_pending = true;
-                    self.w.cwnd = self.w.cwnd.saturating_sub(acked);
-                    if acked >= mss {
-                        self.w.cwnd += mss;
+            } else {
+                match self.recovery {
+                    Some(recover) if ack >= recover => {
+                        // Full acknowledgement: leave fast recovery with cwnd = ssthresh
+                        // (RFC 6582 §3.2 step 3, option 2; what Linux and ns-3 do).
+                        self.w.cwnd = self.w.ssthresh;
+                        self.recovery = None;
                     }
-                    self.w.cwnd = self.w.cwnd.max(mss);
+                    Some(_) if self.cfg.sack => {} // SACK: pipe governs; no inflation to undo
+                    Some(_) => {
+                        // Partial acknowledgement: retransmit the next hole, deflate.
+                        restart_timer = !self.partial_ack_seen;
+                        self.partial_ack_seen = true;
+                        self.retransmit_pending = true;
+                        self.w.cwnd = self.w.cwnd.saturating_sub(acked);
+                        if acked >= mss {
+                            self.w.cwnd += mss;
+                        }
+                        self.w.cwnd = self.w.cwnd.max(mss);
+                    }
+                    None => self.cc.on_ack(&mut self.w, &sample),
                 }
-                None => self.cc.on_ack(&mut self.w, &sample),
             }
             if self.snd_una >= self.snd_max {
                 self.rto_deadline = None;
@@ -278,11 +356,23 @@ impl TcpSender {
         } else if ack == self.snd_una && seg.len == 0 && self.snd_max > self.snd_una {
             self.stats.duplicate_acks += 1;
             self.dupacks += 1;
-            if self.recovery.is_some() {
+            if self.cfg.sack {
+                // Handled below: SACK recovery starts on the count or the scoreboard.
+            } else if self.recovery.is_some() {
                 self.w.cwnd += self.cfg.mss as u64;
             } else if self.dupacks == self.cfg.dupack_threshold && self.recover.is_none_or(|r| ack > r) {
                 self.enter_fast_recovery();
             }
+        }
+        if self.cfg.sack
+            && self.recovery.is_none()
+            && self.rto_recovery.is_none()
+            && self.snd_max > self.snd_una
+            && self.recover.is_none_or(|r| ack > r)
+            && (self.dupacks >= self.cfg.dupack_threshold
+                || self.scoreboard.lost_boundary(self.cfg.dupack_threshold, self.cfg.mss).is_some())
+        {
+            self.enter_fast_recovery();
         }
         self.enforce_no_slow_start();
     }
@@ -291,7 +381,9 @@ impl TcpSender {
         let mss = self.cfg.mss as u64;
         let flight = self.snd_max - self.snd_una;
         self.w.ssthresh = self.cc.ssthresh_after_loss(&self.w, flight);
-        self.w.cwnd = self.w.ssthresh + 3 * mss;
+        // NewReno inflates by the three segments that left; SACK counts the pipe.
+        self.w.cwnd = if self.cfg.sack { self.w.ssthresh } else { self.w.ssthresh + 3 * mss };
+        self.high_rxt = self.snd_una;
         self.recovery = Some(self.snd_max);
         self.partial_ack_seen = false;
         self.recover = Some(self.snd_max);
@@ -322,7 +414,14 @@ impl TcpSender {
         self.recover = Some(self.snd_max);
         self.dupacks = 0;
         self.retransmit_pending = false;
-        self.snd_nxt = self.snd_una;
+        if self.cfg.sack {
+            // Every unSACKed byte sent so far is lost; resend those, skipping
+            // what the receiver holds (as Linux's loss state does).
+            self.rto_recovery = Some(self.snd_max);
+            self.high_rxt = self.snd_una;
+        } else {
+            self.snd_nxt = self.snd_una;
+        }
         self.rtt.on_timeout();
         self.rto_deadline = Some(now + self.rtt.rto());
         self.enforce_no_slow_start();

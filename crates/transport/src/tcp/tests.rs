@@ -4,6 +4,7 @@
 use torrentlab_engine::{Duration, Time};
 
 use super::*;
+use super::SackBlocks;
 use crate::cc::{CcConfig, LedbatConfig};
 
 const MSS: u64 = 1448;
@@ -12,8 +13,9 @@ fn ms(x: u64) -> Time {
     Time(x * 1_000_000)
 }
 
+/// NewReno recovery (no SACK), initial window 3: the classic scripted cases.
 fn cfg() -> TcpConfig {
-    TcpConfig { initial_window: 3, ..TcpConfig::rfc() }
+    TcpConfig { initial_window: 3, sack: false, ..TcpConfig::rfc() }
 }
 
 fn sender(cfg: TcpConfig, bytes: u64) -> TcpSender {
@@ -40,7 +42,13 @@ fn ack(n: u64, val: Time, ecr: Time) -> Segment {
         flags: Flags::ACK,
         window: 16 << 20,
         timestamps: Some(Timestamps { val, ecr: Some(ecr) }),
+        sack: SackBlocks::NONE,
     }
+}
+
+/// An ACK with SACK blocks given in segment numbers `[from, to)`.
+fn sack_ack(n: u64, blocks: &[(u64, u64)], t: Time) -> Segment {
+    Segment { sack: SackBlocks::new(n, blocks.iter().map(|&(a, b)| (a * MSS, b * MSS))), ..ack(n, t, ms(0)) }
 }
 
 #[test]
@@ -224,10 +232,20 @@ fn duplicate_data_is_counted_and_acked_immediately() {
 /// Runs a whole transfer over an ideal pipe with a fixed one-way delay, losing
 /// the data segments whose index is in `lose` (first transmission only).
 fn transfer(cc: CcConfig, bytes: u64, lose: &[u64], delay_ms: u64) -> (TcpSender, TcpReceiver, Time) {
+    transfer_with(cfg(), cc, bytes, lose, delay_ms)
+}
+
+fn transfer_with(
+    cfg: TcpConfig,
+    cc: CcConfig,
+    bytes: u64,
+    lose: &[u64],
+    delay_ms: u64,
+) -> (TcpSender, TcpReceiver, Time) {
     use std::collections::BTreeMap;
-    let mut s = TcpSender::new(cfg(), cc.build());
+    let mut s = TcpSender::new(cfg.clone(), cc.build());
     s.write(bytes);
-    let mut r = TcpReceiver::new(cfg());
+    let mut r = TcpReceiver::new(cfg);
     // (time, order) -> (to_receiver, segment)
     let mut wire: BTreeMap<(Time, u64), (bool, Segment)> = BTreeMap::new();
     let mut order = 0;
@@ -323,3 +341,63 @@ fn a_window_below_one_segment_sends_one_segment_every_one_over_w_rtts() {
     assert_eq!(seqs(&drain(&mut s, ms(500))), vec![2]);
 }
 
+fn sack_cfg() -> TcpConfig {
+    TcpConfig { initial_window: 10, ..TcpConfig::rfc() }
+}
+
+#[test]
+fn the_receiver_reports_the_most_recent_block_first_and_at_most_three_with_timestamps() {
+    let mut r = TcpReceiver::new(sack_cfg());
+    let mut s = sender(sack_cfg(), 100 * MSS);
+    let segs = drain(&mut s, ms(0));
+    for i in [1, 3, 5, 7] {
+        r.handle_segment(ms(10 + i), &segs[i as usize]);
+    }
+    let a = r.poll_transmit(ms(20)).unwrap();
+    let blocks: Vec<_> = a.sack.ranges(a.ack).map(|(x, y)| (x / MSS, y / MSS)).collect();
+    assert_eq!(a.ack, 0);
+    assert_eq!(blocks, vec![(7, 8), (5, 6), (3, 4)]);
+    assert_eq!(a.wire_len(), 20 + 32 + 4 + 24);
+}
+
+#[test]
+fn with_sack_three_lost_segments_are_repaired_in_one_round_trip() {
+    let mut s = sender(sack_cfg(), 100 * MSS);
+    drain(&mut s, ms(0));
+    // 1, 4 and 7 lost; the receiver SACKs what it has.
+    let t = ms(50);
+    s.handle_ack(t, &sack_ack(MSS, &[], t));
+    s.handle_ack(t, &sack_ack(MSS, &[(2, 3)], t));
+    s.handle_ack(t, &sack_ack(MSS, &[(2, 4)], t));
+    assert!(!s.info().in_recovery, "two segments SACKed above the hole: not yet lost");
+    s.handle_ack(t, &sack_ack(MSS, &[(5, 6), (2, 4)], t));
+    assert!(s.info().in_recovery, "three duplicates and three segments SACKed above segment 1");
+    assert_eq!(s.window().cwnd, s.window().ssthresh, "RFC 6675: cwnd = ssthresh, no inflation");
+    let first = drain(&mut s, t);
+    assert_eq!(seqs(&first)[0], 1, "the first hole goes out at once");
+    for a in [sack_ack(MSS, &[(5, 7), (2, 4)], t), sack_ack(MSS, &[(8, 9), (5, 7), (2, 4)], t)] {
+        s.handle_ack(t, &a);
+    }
+    let out = drain(&mut s, t);
+    assert!(seqs(&out).contains(&4), "segment 4 is lost too: retransmitted {:?}", seqs(&out));
+    assert_eq!(s.stats().fast_retransmits, 1, "one recovery for the whole window");
+}
+
+#[test]
+fn sack_recovery_never_resends_what_the_receiver_reported() {
+    let (s, r, _) = transfer_with(sack_cfg(), CcConfig::NewReno, 400 * MSS, &[3, 4, 9, 30, 31, 32, 33, 120], 20);
+    assert_eq!(r.delivered(), 400 * MSS);
+    assert_eq!(s.stats().retransmitted_segments, 8, "exactly the lost segments");
+    assert_eq!(r.stats().duplicate_bytes, 0);
+    assert_eq!(s.stats().timeouts, 0);
+}
+
+#[test]
+fn after_a_timeout_sack_resends_only_unsacked_segments() {
+    // The whole first flight but one is lost, so no three duplicates arrive.
+    let lose: Vec<u64> = (0..10).filter(|i| *i != 5).collect();
+    let (s, r, _) = transfer_with(sack_cfg(), CcConfig::NewReno, 60 * MSS, &lose, 10);
+    assert_eq!(r.delivered(), 60 * MSS);
+    assert_eq!(s.stats().timeouts, 1);
+    assert_eq!(s.stats().retransmitted_segments, 9, "segment 5 was SACKed and not resent");
+}
