@@ -90,9 +90,17 @@ def _cmd_reproduce(args) -> int:
 
 def _cmd_bench(args) -> int:
     path = args.scenario or str(scenario_dir("bench") / "dumbbell-100-newreno.toml")
+    scenario = path
+    if args.cc:
+        from torrentlab.sweep import load_toml
+
+        scenario = load_toml(path)
+        for flow in scenario["flows"]:
+            flow["cc"] = args.cc
+        scenario.setdefault("name", Path(path).stem)
     runs = []
     for _ in range(args.warmup + args.repeat):
-        runs.append(torrentlab.run(path).perf)
+        runs.append(torrentlab.run(scenario).perf)
     runs = runs[args.warmup:]
     wall = statistics.median(r["wall_seconds"] for r in runs)
     med = min(runs, key=lambda r: abs(r["wall_seconds"] - wall))
@@ -100,6 +108,7 @@ def _cmd_bench(args) -> int:
         "tool": "torrentlab",
         "version": torrentlab.__version__,
         "scenario": path,
+        "cc": args.cc or "as in the scenario",
         "repeat": args.repeat,
         "sim_seconds": med["sim_seconds"],
         "wall_seconds": wall,
@@ -113,7 +122,7 @@ def _cmd_bench(args) -> int:
     if args.json:
         print(json.dumps(result))
     else:
-        t = Table(title=f"bench: {Path(path).name} (median of {args.repeat})")
+        t = Table(title=f"bench: {Path(path).name}{f' with {args.cc}' if args.cc else ''} (median of {args.repeat})")
         t.add_column("figure")
         t.add_column("value", justify="right")
         for k in ("wall_seconds", "events", "delivered_packets", "packets_per_wall_second",
@@ -149,6 +158,7 @@ def parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("bench", help="time the engine on the benchmark dumbbell (one core)")
     b.add_argument("--scenario", metavar="FILE")
+    b.add_argument("--cc", metavar="NAME", help="run every flow with this congestion controller")
     b.add_argument("--repeat", type=int, default=5)
     b.add_argument("--warmup", type=int, default=1)
     b.add_argument("--json", action="store_true", help="print one JSON object")
