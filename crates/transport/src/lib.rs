@@ -9,10 +9,12 @@
 //! * [`tcp`]: TCP data transfer (RFC 9293) with RFC 5681/6582 loss recovery,
 //!   the RFC 6298 retransmission timer, RFC 7323 timestamps and delayed ACKs.
 //! * [`cc`]: congestion controllers behind one trait ([`cc::CongestionControl`]):
-//!   NewReno and LEDBAT. ACK samples carry both the RTT and the one-way delay,
+//!   NewReno, CUBIC, Vegas, TCP-LP, TCP Nice and LEDBAT.
+//! * [`utp`]: uTP (BEP 29) over UDP with its own LEDBAT. ACK samples carry both the RTT and the one-way delay,
 //!   which delay-based controllers need.
 //!
 //! Segments carry lengths, never payload bytes.
 
 pub mod cc;
 pub mod tcp;
+pub mod utp;

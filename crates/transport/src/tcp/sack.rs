@@ -58,14 +58,6 @@ pub(crate) struct Scoreboard {
 }
 
 impl Scoreboard {
-    pub fn clear(&mut self) {
-        self.sacked.clear();
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.sacked.is_empty()
-    }
-
     /// Drops what the cumulative ACK covers and records the SACK blocks.
     pub fn update(&mut self, ack: u64, blocks: impl Iterator<Item = (u64, u64)>) {
         let first_kept = self.sacked.partition_point(|&(_, e)| e <= ack);
@@ -172,7 +164,7 @@ mod tests {
         b.update(3500, std::iter::empty());
         assert_eq!(b.sacked, vec![(3500, 6000)]);
         b.update(6000, std::iter::empty());
-        assert!(b.is_empty());
+        assert!(b.sacked.is_empty());
     }
 
     #[test]

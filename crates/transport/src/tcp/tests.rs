@@ -3,8 +3,8 @@
 
 use torrentlab_engine::{Duration, Time};
 
-use super::*;
 use super::SackBlocks;
+use super::*;
 use crate::cc::{CcConfig, LedbatConfig};
 
 const MSS: u64 = 1448;

@@ -1,0 +1,615 @@
+//! One end of a uTP connection (BEP 29), sans-IO.
+
+use std::collections::VecDeque;
+
+use torrentlab_engine::{Duration, Time};
+use torrentlab_net::wire::{IPV4_HEADER, UDP_HEADER};
+
+use super::header::{Header, PacketType, SackMask};
+use super::ledbat::{UtpAck, UtpCcConfig, UtpLedbat};
+
+/// uTP parameters. `Default` follows libutp.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UtpConfig {
+    /// Payload bytes per full packet (libutp: 1382 on a 1500-byte path).
+    pub packet_size: u32,
+    /// Receive buffer; the advertised window is what is left of it (bytes).
+    pub receive_buffer: u32,
+    /// Lower bound of the retransmission timeout (libutp 1 s; libtorrent 500 ms).
+    pub min_rto: Duration,
+    /// Timeout before the first RTT sample and for the SYN (3 s).
+    pub initial_rto: Duration,
+    /// Consecutive timeouts after which the connection is given up (libutp: 4).
+    pub max_timeouts: u32,
+    /// SYN retransmissions before giving up (libtorrent: 2).
+    pub syn_retries: u32,
+    /// Duplicate ACKs, or packets SACKed past a hole, that mean a loss (3).
+    pub dupack_threshold: u32,
+    /// At most one undersized packet in flight (libtorrent's Nagle).
+    pub nagle: bool,
+    pub cc: UtpCcConfig,
+}
+
+impl Default for UtpConfig {
+    fn default() -> Self {
+        UtpConfig {
+            packet_size: 1382,
+            receive_buffer: 1 << 20,
+            min_rto: Duration::from_secs(1),
+            initial_rto: Duration::from_secs(3),
+            max_timeouts: 4,
+            syn_retries: 2,
+            dupack_threshold: 3,
+            nagle: true,
+            cc: UtpCcConfig::bep29(),
+        }
+    }
+}
+
+/// Connection state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UtpState {
+    /// An acceptor waiting for a SYN.
+    Listening,
+    SynSent,
+    Connected,
+    /// Gave up (timeouts) or received a RESET.
+    Reset,
+}
+
+/// A packet on the wire: header, extensions and payload length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UtpPacket {
+    pub header: Header,
+    pub payload: u32,
+}
+
+impl UtpPacket {
+    /// IPv4 + UDP + uTP header and extensions + payload, in bytes.
+    pub fn wire_len(&self) -> u32 {
+        IPV4_HEADER + UDP_HEADER + self.header.len() + self.payload
+    }
+}
+
+/// Counters of one socket. Bytes are payload bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UtpStats {
+    pub packets_sent: u64,
+    pub bytes_sent: u64,
+    pub retransmitted_packets: u64,
+    pub retransmitted_bytes: u64,
+    pub fast_retransmits: u64,
+    pub timeouts: u64,
+    pub acks_sent: u64,
+    pub duplicate_acks: u64,
+    pub packets_received: u64,
+    pub duplicate_bytes: u64,
+}
+
+/// A snapshot for metrics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UtpInfo {
+    pub cwnd: u64,
+    pub bytes_in_flight: u64,
+    pub srtt: Option<Duration>,
+    pub rto: Duration,
+    pub queuing_delay: Option<Duration>,
+    pub slow_start: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Sent {
+    kind: PacketType,
+    len: u32,
+    sent_at: Time,
+    /// Position of the last transmission in this socket's sending order.
+    sent_order: u64,
+    transmissions: u32,
+    need_resend: bool,
+    /// Acknowledged selectively (no longer in flight).
+    acked: bool,
+}
+
+/// `a - b` on the 16-bit sequence circle, as a signed distance.
+fn seq_diff(a: u16, b: u16) -> i32 {
+    a.wrapping_sub(b) as i16 as i32
+}
+
+/// One end of a uTP connection.
+pub struct UtpSocket {
+    cfg: UtpConfig,
+    state: UtpState,
+    clock_offset_us: u32,
+    recv_id: u16,
+    send_id: u16,
+    /// Sequence number of the next packet we send.
+    seq_nr: u16,
+    /// Last packet received in order from the peer.
+    ack_nr: u16,
+    /// Unacknowledged packets; `out[k]` has sequence number `seq_una + k`.
+    out: VecDeque<Sent>,
+    seq_una: u16,
+    /// Bytes in flight: sent, not acknowledged, not waiting for a resend.
+    cur_window: u64,
+    app_pending: u64,
+    closing: bool,
+    fin_queued: bool,
+    peer_wnd: u64,
+    cc: UtpLedbat,
+    rtt: Option<Duration>,
+    rtt_var: Duration,
+    rto: Duration,
+    rto_deadline: Option<Time>,
+    consecutive_timeouts: u32,
+    dupacks: u32,
+    last_ack_seen: Option<u16>,
+    window_last_full: Time,
+    /// Out-of-order packets: `reorder[i]` holds the payload of `ack_nr + 1 + i`.
+    reorder: VecDeque<Option<u32>>,
+    reorder_bytes: u64,
+    delivered: u64,
+    peer_fin: Option<u16>,
+    /// Our clock at the last receipt minus that packet's timestamp (echoed).
+    reply_micro: u32,
+    ack_pending: bool,
+    stats: UtpStats,
+}
+
+impl UtpSocket {
+    fn new(
+        cfg: UtpConfig,
+        state: UtpState,
+        recv_id: u16,
+        send_id: u16,
+        initial_seq: u16,
+        clock_offset_us: u32,
+    ) -> Self {
+        let cc = UtpLedbat::new(cfg.cc.clone(), cfg.packet_size);
+        UtpSocket {
+            rto: cfg.initial_rto,
+            peer_wnd: cfg.receive_buffer as u64,
+            cfg,
+            state,
+            clock_offset_us,
+            recv_id,
+            send_id,
+            seq_nr: initial_seq,
+            ack_nr: 0,
+            out: VecDeque::new(),
+            seq_una: initial_seq,
+            cur_window: 0,
+            app_pending: 0,
+            closing: false,
+            fin_queued: false,
+            cc,
+            rtt: None,
+            rtt_var: Duration::ZERO,
+            rto_deadline: None,
+            consecutive_timeouts: 0,
+            dupacks: 0,
+            last_ack_seen: None,
+            window_last_full: Time::ZERO,
+            reorder: VecDeque::new(),
+            reorder_bytes: 0,
+            delivered: 0,
+            peer_fin: None,
+            reply_micro: 0,
+            ack_pending: false,
+            stats: UtpStats::default(),
+        }
+    }
+
+    /// An initiator: sends a SYN with connection id `conn_id` (it receives on
+    /// `conn_id`, sends on `conn_id + 1`).
+    pub fn connect(cfg: UtpConfig, now: Time, conn_id: u16, initial_seq: u16, clock_offset_us: u32) -> Self {
+        let mut s = Self::new(cfg, UtpState::SynSent, conn_id, conn_id.wrapping_add(1), initial_seq, clock_offset_us);
+        s.push_out(PacketType::Syn, 0, now);
+        s
+    }
+
+    /// An acceptor for connection id `conn_id` (it receives on `conn_id + 1`).
+    pub fn accept(cfg: UtpConfig, conn_id: u16, initial_seq: u16, clock_offset_us: u32) -> Self {
+        Self::new(cfg, UtpState::Listening, conn_id.wrapping_add(1), conn_id, initial_seq, clock_offset_us)
+    }
+
+    pub fn state(&self) -> UtpState {
+        self.state
+    }
+
+    pub fn stats(&self) -> &UtpStats {
+        &self.stats
+    }
+
+    /// In-order payload bytes received and handed to the application.
+    pub fn delivered(&self) -> u64 {
+        self.delivered
+    }
+
+    /// True once the peer's FIN and everything before it have arrived.
+    pub fn peer_finished(&self) -> bool {
+        self.peer_fin.is_some_and(|f| seq_diff(self.ack_nr, f) >= 0)
+    }
+
+    /// Bytes written and not yet acknowledged.
+    pub fn unacked_bytes(&self) -> u64 {
+        self.app_pending + self.out.iter().filter(|p| !p.acked).map(|p| p.len as u64).sum::<u64>()
+    }
+
+    pub fn info(&self) -> UtpInfo {
+        UtpInfo {
+            cwnd: self.cc.window(),
+            bytes_in_flight: self.cur_window,
+            srtt: self.rtt,
+            rto: self.rto,
+            queuing_delay: self.cc.queuing_delay(),
+            slow_start: self.cc.in_slow_start(),
+        }
+    }
+
+    /// The application writes `bytes` more bytes.
+    pub fn write(&mut self, bytes: u64) {
+        self.app_pending = self.app_pending.saturating_add(bytes);
+    }
+
+    /// The application is done writing: a FIN follows the data.
+    pub fn close(&mut self) {
+        self.closing = true;
+    }
+
+    /// Stops sending anything not yet packetised.
+    pub fn stop_writing(&mut self) {
+        self.app_pending = 0;
+    }
+
+    fn clock_us(&self, now: Time) -> u32 {
+        ((now.as_nanos() / 1000) as u32).wrapping_add(self.clock_offset_us)
+    }
+
+    fn push_out(&mut self, kind: PacketType, len: u32, now: Time) {
+        self.out.push_back(Sent {
+            kind,
+            len,
+            sent_at: now,
+            sent_order: 0,
+            transmissions: 0,
+            need_resend: true,
+            acked: false,
+        });
+        self.seq_nr = self.seq_nr.wrapping_add(1);
+    }
+
+    pub fn poll_timeout(&self) -> Option<Time> {
+        self.rto_deadline
+    }
+
+    fn header(&mut self, now: Time, kind: PacketType, seq_nr: u16) -> Header {
+        let mut sack = SackMask::default();
+        for (i, slot) in self.reorder.iter().enumerate().skip(1) {
+            if slot.is_some() && !sack.set(i - 1) {
+                break;
+            }
+        }
+        Header {
+            kind,
+            connection_id: if kind == PacketType::Syn { self.recv_id } else { self.send_id },
+            timestamp_us: self.clock_us(now),
+            timestamp_diff_us: self.reply_micro,
+            wnd_size: (self.cfg.receive_buffer as u64).saturating_sub(self.reorder_bytes) as u32,
+            seq_nr,
+            ack_nr: self.ack_nr,
+            sack,
+        }
+    }
+
+    fn window_allows(&mut self, now: Time, len: u32) -> bool {
+        // One packet may always be in flight, whatever the window.
+        let window = self.cc.window().min(self.peer_wnd);
+        if self.cur_window + len as u64 > window && self.cur_window > 0 {
+            self.window_last_full = now;
+            false
+        } else {
+            true
+        }
+    }
+
+    /// The next packet to send, if any.
+    pub fn poll_transmit(&mut self, now: Time) -> Option<UtpPacket> {
+        if matches!(self.state, UtpState::Reset | UtpState::Listening) {
+            return self.ack_packet(now);
+        }
+        // Packets waiting for a (re)send, oldest first, as the window allows.
+        if let Some(k) = self.out.iter().position(|p| p.need_resend && !p.acked) {
+            let p = self.out[k];
+            if p.kind == PacketType::Syn || self.window_allows(now, p.len) {
+                return Some(self.transmit(now, k));
+            }
+            return self.ack_packet(now);
+        }
+        if self.state != UtpState::Connected {
+            return None;
+        }
+        if self.app_pending > 0 {
+            let len = self.app_pending.min(self.cfg.packet_size as u64) as u32;
+            let undersized_in_flight =
+                self.out.iter().any(|p| !p.acked && p.kind == PacketType::Data && p.len < self.cfg.packet_size);
+            let nagle_holds = self.cfg.nagle && len < self.cfg.packet_size && undersized_in_flight;
+            if !nagle_holds && self.window_allows(now, len) {
+                self.app_pending -= len as u64;
+                self.push_out(PacketType::Data, len, now);
+                return Some(self.transmit(now, self.out.len() - 1));
+            }
+        } else if self.closing && !self.fin_queued {
+            self.fin_queued = true;
+            self.push_out(PacketType::Fin, 0, now);
+            return Some(self.transmit(now, self.out.len() - 1));
+        }
+        self.ack_packet(now)
+    }
+
+    fn ack_packet(&mut self, now: Time) -> Option<UtpPacket> {
+        if !self.ack_pending {
+            return None;
+        }
+        self.ack_pending = false;
+        self.stats.acks_sent += 1;
+        Some(UtpPacket { header: self.header(now, PacketType::State, self.seq_nr), payload: 0 })
+    }
+
+    fn transmit(&mut self, now: Time, k: usize) -> UtpPacket {
+        let seq = self.seq_una.wrapping_add(k as u16);
+        let p = &mut self.out[k];
+        p.need_resend = false;
+        p.sent_at = now;
+        p.sent_order = self.stats.packets_sent;
+        p.transmissions += 1;
+        let (kind, len, again) = (p.kind, p.len, p.transmissions > 1);
+        self.cur_window += len as u64;
+        self.stats.packets_sent += 1;
+        self.stats.bytes_sent += len as u64;
+        if again {
+            self.stats.retransmitted_packets += 1;
+            self.stats.retransmitted_bytes += len as u64;
+        }
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rto);
+        }
+        self.ack_pending = false; // every packet carries ack_nr
+        UtpPacket { header: self.header(now, kind, seq), payload: len }
+    }
+
+    /// Processes a packet from the peer.
+    pub fn handle(&mut self, now: Time, pkt: &UtpPacket) {
+        let h = &pkt.header;
+        if self.state == UtpState::Reset {
+            return;
+        }
+        if h.kind == PacketType::Syn {
+            if self.state == UtpState::Listening && h.connection_id.wrapping_add(1) == self.recv_id {
+                self.state = UtpState::Connected;
+                self.ack_nr = h.seq_nr;
+                self.ack_pending = true;
+            } else if self.state == UtpState::Connected {
+                self.ack_pending = true; // our STATE was lost: answer again
+            }
+            self.reply_micro = self.clock_us(now).wrapping_sub(h.timestamp_us);
+            return;
+        }
+        if h.connection_id != self.recv_id {
+            return;
+        }
+        self.stats.packets_received += 1;
+        self.reply_micro = self.clock_us(now).wrapping_sub(h.timestamp_us);
+        self.peer_wnd = h.wnd_size as u64;
+        if h.kind == PacketType::Reset {
+            self.state = UtpState::Reset;
+            self.rto_deadline = None;
+            return;
+        }
+        if self.state == UtpState::SynSent && h.kind == PacketType::State {
+            self.state = UtpState::Connected;
+            self.ack_nr = h.seq_nr.wrapping_sub(1);
+        }
+        self.process_ack(now, h);
+        if matches!(h.kind, PacketType::Data | PacketType::Fin) {
+            self.receive(h.seq_nr, pkt.payload, h.kind == PacketType::Fin);
+        }
+    }
+
+    fn receive(&mut self, seq: u16, len: u32, fin: bool) {
+        self.ack_pending = true;
+        if fin {
+            self.peer_fin = Some(seq);
+        }
+        let ahead = seq_diff(seq, self.ack_nr);
+        if ahead <= 0 {
+            self.stats.duplicate_bytes += len as u64;
+            return;
+        }
+        let i = (ahead - 1) as usize;
+        if i >= 4096 {
+            return; // far outside any window
+        }
+        if self.reorder.len() <= i {
+            self.reorder.resize(i + 1, None);
+        }
+        if self.reorder[i].is_some() {
+            self.stats.duplicate_bytes += len as u64;
+            return;
+        }
+        self.reorder[i] = Some(len);
+        self.reorder_bytes += len as u64;
+        while let Some(Some(l)) = self.reorder.front().copied() {
+            self.reorder.pop_front();
+            self.reorder_bytes -= l as u64;
+            self.delivered += l as u64;
+            self.ack_nr = self.ack_nr.wrapping_add(1);
+        }
+    }
+
+    fn ack_one(&mut self, k: usize, now: Time, acked: &mut u64, min_rtt: &mut Option<Duration>) {
+        let p = &mut self.out[k];
+        if p.acked {
+            return;
+        }
+        p.acked = true;
+        if p.transmissions > 0 && !p.need_resend {
+            self.cur_window -= p.len as u64;
+        }
+        *acked += p.len as u64;
+        if p.transmissions == 1 {
+            let r = now.saturating_since(p.sent_at);
+            *min_rtt = Some(min_rtt.map_or(r, |m| m.min(r)));
+        }
+    }
+
+    fn process_ack(&mut self, now: Time, h: &Header) {
+        let (mut acked, mut min_rtt) = (0u64, None);
+        let flight_before = self.cur_window;
+        // Cumulative: everything up to ack_nr.
+        let covered = seq_diff(h.ack_nr, self.seq_una) + 1;
+        let progressed = covered > 0 && covered as usize <= self.out.len();
+        if progressed {
+            for k in 0..covered as usize {
+                self.ack_one(k, now, &mut acked, &mut min_rtt);
+            }
+            self.out.drain(..covered as usize);
+            self.seq_una = h.ack_nr.wrapping_add(1);
+        }
+        // Selective: bit i is ack_nr + 2 + i.
+        let mut highest_sacked = None;
+        for i in 0..h.sack.len as usize * 8 {
+            if h.sack.get(i) {
+                let k = seq_diff(h.ack_nr.wrapping_add(2 + i as u16), self.seq_una);
+                if k >= 0 && (k as usize) < self.out.len() {
+                    self.ack_one(k as usize, now, &mut acked, &mut min_rtt);
+                    highest_sacked = Some(k as usize);
+                }
+            }
+        }
+        if let Some(r) = min_rtt {
+            self.rtt_sample(r);
+        }
+        let mut lost = false;
+        // Duplicate ACKs: same ack_nr, nothing new, data outstanding.
+        if !progressed && acked == 0 && h.kind == PacketType::State && self.cur_window > 0 {
+            if self.last_ack_seen == Some(h.ack_nr) {
+                self.stats.duplicate_acks += 1;
+                self.dupacks += 1;
+                if self.dupacks == self.cfg.dupack_threshold {
+                    let first = self.out.front_mut().filter(|p| !p.acked && !p.need_resend && p.transmissions == 1);
+                    if let Some(p) = first {
+                        p.need_resend = true;
+                        self.cur_window -= p.len as u64;
+                        lost = true;
+                    }
+                }
+            }
+        } else {
+            self.dupacks = 0;
+        }
+        self.last_ack_seen = Some(h.ack_nr);
+        // SACK: a packet with `dupack_threshold` packets SACKed above it, sent
+        // after its last transmission, is lost (libutp resends up to 4 per ACK).
+        // Packets SACKed before a retransmission say nothing about it.
+        if let Some(top) = highest_sacked {
+            // The largest send orders among the packets SACKed above k: k is lost
+            // when `dupack_threshold` of them left after k's last transmission.
+            let need = self.cfg.dupack_threshold.clamp(1, 8) as usize;
+            let mut top_orders = [0u64; 8];
+            let mut seen = 0usize;
+            let mut resent = 0;
+            for k in (0..=top).rev() {
+                let p = &mut self.out[k];
+                if p.acked {
+                    // Insert into the (descending) top list, keeping `need` entries.
+                    let mut i = seen.min(need);
+                    while i > 0 && top_orders[i - 1] < p.sent_order {
+                        if i < need {
+                            top_orders[i] = top_orders[i - 1];
+                        }
+                        i -= 1;
+                    }
+                    if i < need {
+                        top_orders[i] = p.sent_order;
+                        seen = (seen + 1).min(need);
+                    }
+                    continue;
+                }
+                let later = top_orders[..seen].iter().filter(|o| **o > p.sent_order).count() as u32;
+                if later >= self.cfg.dupack_threshold && !p.need_resend && resent < 4 {
+                    p.need_resend = true;
+                    self.cur_window -= p.len as u64;
+                    resent += 1;
+                    lost = true;
+                }
+            }
+        }
+        if lost {
+            self.stats.fast_retransmits += 1;
+            let rtt = self.rtt.unwrap_or(self.rto);
+            self.cc.on_loss(now, rtt, self.cfg.packet_size);
+        }
+        self.cc.on_ack(&UtpAck {
+            now,
+            acked_bytes: acked,
+            flight_before,
+            delay_sample_us: (h.timestamp_diff_us != 0).then_some(h.timestamp_diff_us),
+            min_rtt,
+            packet_size: self.cfg.packet_size,
+            window_last_full: self.window_last_full,
+        });
+        if acked > 0 || progressed {
+            self.consecutive_timeouts = 0;
+            self.rto_deadline = self.out.iter().any(|p| !p.acked).then(|| now + self.rto);
+        }
+    }
+
+    /// libutp's RTT filter: `rtt_var += (|rtt - sample| - rtt_var) / 4`,
+    /// `rtt += (sample - rtt) / 8`, `rto = max(rtt + 4 rtt_var, min_rto)`.
+    fn rtt_sample(&mut self, r: Duration) {
+        match self.rtt {
+            None => {
+                self.rtt = Some(r);
+                self.rtt_var = Duration(r.0 / 2);
+            }
+            Some(rtt) => {
+                let delta = rtt.0.abs_diff(r.0) as i64;
+                let var = self.rtt_var.0 as i64 + (delta - self.rtt_var.0 as i64) / 4;
+                self.rtt_var = Duration(var.max(0) as u64);
+                self.rtt = Some(Duration((rtt.0 as i64 + (r.0 as i64 - rtt.0 as i64) / 8) as u64));
+            }
+        }
+        self.rto = (self.rtt.unwrap_or(r) + self.rtt_var.saturating_mul(4)).max(self.cfg.min_rto);
+    }
+
+    /// Fires the retransmission timer if due: every packet in flight is to be
+    /// resent, the window collapses and the timeout doubles; after
+    /// `max_timeouts` in a row (or `syn_retries` for the SYN) the connection is
+    /// given up.
+    pub fn handle_timeout(&mut self, now: Time) {
+        let Some(deadline) = self.rto_deadline else { return };
+        if now < deadline {
+            return;
+        }
+        if !self.out.iter().any(|p| !p.acked) {
+            self.rto_deadline = None;
+            return;
+        }
+        self.consecutive_timeouts += 1;
+        self.stats.timeouts += 1;
+        let limit = if self.state == UtpState::SynSent { self.cfg.syn_retries } else { self.cfg.max_timeouts };
+        if self.consecutive_timeouts > limit {
+            self.state = UtpState::Reset;
+            self.rto_deadline = None;
+            return;
+        }
+        let flight = self.cur_window;
+        self.cc.on_timeout(flight, self.cfg.packet_size);
+        for p in self.out.iter_mut().filter(|p| !p.acked && !p.need_resend && p.transmissions > 0) {
+            p.need_resend = true;
+            self.cur_window -= p.len as u64;
+        }
+        self.rto = self.rto.saturating_mul(2);
+        self.rto_deadline = Some(now + self.rto);
+    }
+}
