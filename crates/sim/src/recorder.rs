@@ -21,7 +21,7 @@ pub(crate) struct Recorder {
     queuing_delay_ms: Vec<f64>,
     delivered_bytes: Vec<i64>,
     goodput_bps: Vec<f64>,
-    retransmitted_segments: Vec<i64>,
+    retransmitted_packets: Vec<i64>,
     timeouts: Vec<i64>,
 }
 
@@ -50,13 +50,13 @@ impl Recorder {
             if !f.started {
                 continue;
             }
-            let info = f.sender.info();
-            let mss = f.sender.window().mss as f64;
+            let Some(info) = f.sender.info() else { continue };
+            let mss = info.packet_size as f64;
             self.time_s.push(now.as_secs_f64());
             self.flow.push(i as i64);
             self.cwnd_bytes.push(info.cwnd as i64);
             self.cwnd_packets.push(info.cwnd as f64 / mss);
-            self.ssthresh_bytes.push(if info.ssthresh >= u64::MAX / 2 { f64::INFINITY } else { info.ssthresh as f64 });
+            self.ssthresh_bytes.push(info.ssthresh.map_or(f64::INFINITY, |s| s as f64));
             self.in_flight_bytes.push(info.bytes_in_flight as i64);
             self.srtt_ms.push(ms_or_nan(info.srtt));
             self.queuing_delay_ms.push(ms_or_nan(info.queuing_delay));
@@ -65,8 +65,8 @@ impl Recorder {
                 Some(dt) if dt > 0.0 => (delivered - prev) as f64 * 8.0 / dt,
                 _ => f64::NAN,
             });
-            let st = f.sender.stats();
-            self.retransmitted_segments.push(st.retransmitted_segments as i64);
+            let st = f.sender.counters();
+            self.retransmitted_packets.push(st.retransmitted_packets as i64);
             self.timeouts.push(st.timeouts as i64);
         }
         self.last_time = Some(now);
@@ -84,7 +84,7 @@ impl Recorder {
             .f64("queuing_delay_ms", self.queuing_delay_ms)
             .i64("delivered_bytes", self.delivered_bytes)
             .f64("goodput_bps", self.goodput_bps)
-            .i64("retransmitted_segments", self.retransmitted_segments)
+            .i64("retransmitted_packets", self.retransmitted_packets)
             .i64("timeouts", self.timeouts);
         t
     }

@@ -6,13 +6,17 @@
 
 use torrentlab_engine::{Duration, EntityId, EntityRng, EventQueue, Lanes, Time};
 use torrentlab_net::{HostConfig, HostId, Latency, LinkConfig, LinkId, LinkStats, Network, Transit};
-use torrentlab_transport::tcp::{Segment, TcpReceiver, TcpSender};
+use torrentlab_transport::stream::{Endpoint, Wire};
+use torrentlab_transport::tcp::{TcpReceiver, TcpSender};
+use torrentlab_transport::utp::{UtpSocket, Variant};
 
 use crate::recorder::Recorder;
-use crate::scenario::{Scenario, StartSpec};
+use crate::scenario::{ClockOffsets, Scenario, StartSpec};
 
 /// RNG stream kind tag for flows (see [`EntityId::new`]).
 const RNG_KIND_FLOW: u16 = 2;
+/// RNG stream kind tag for host clocks.
+const RNG_KIND_CLOCK: u16 = 3;
 const RECEIVER: HostId = HostId(0);
 
 /// A packet in flight: addressing, wire size and the segment (no payload).
@@ -22,7 +26,7 @@ struct Packet {
     flow: u32,
     to_receiver: bool,
     wire: u32,
-    seg: Segment,
+    body: Wire,
 }
 
 /// Where a packet in flight is going next.
@@ -66,8 +70,10 @@ enum Ev {
 pub(crate) struct Flow {
     pub label: String,
     pub cc: &'static str,
-    pub sender: TcpSender,
-    pub receiver: TcpReceiver,
+    /// "tcp" or "utp".
+    pub transport: &'static str,
+    pub sender: Box<dyn Endpoint>,
+    pub receiver: Box<dyn Endpoint>,
     pub host: HostId,
     pub start: Time,
     pub stop: Option<Time>,
@@ -151,6 +157,16 @@ impl World {
             net.link_mut(bottleneck).enable_monitor();
         }
 
+        // Each host's clock runs at simulated speed from its own origin, as real
+        // hosts' clocks do (uTP measures one-way delays against them).
+        let clocks: Vec<u32> = (0..hosts.len())
+            .map(|h| match sc.network.clock_offsets {
+                ClockOffsets::Zero => 0,
+                ClockOffsets::Random => {
+                    EntityRng::new(sc.seed, EntityId::new(RNG_KIND_CLOCK, h as u64)).next_u64() as u32
+                }
+            })
+            .collect();
         let mut q = EventQueue::new();
         let end = Time::ZERO + sc.duration;
         q.schedule(end, Ev::End);
@@ -163,15 +179,39 @@ impl World {
             };
             let start = Time::ZERO + start;
             q.schedule(start, Ev::Start { flow: i as u32 });
+            let (sender, receiver): (Box<dyn Endpoint>, Box<dyn Endpoint>) = match &f.utp {
+                None => {
+                    (Box::new(TcpSender::new(f.tcp.clone(), f.cc.build())), Box::new(TcpReceiver::new(f.tcp.clone())))
+                }
+                Some(u) => {
+                    // BEP 29: a random connection id; the initiator starts at
+                    // sequence 1, the acceptor at a random one (as libutp).
+                    let conn_id = rng.next_u64() as u16;
+                    let acceptor_seq = rng.next_u64() as u16;
+                    let clock = |h: usize| clocks[h];
+                    (
+                        Box::new(UtpSocket::connect(u.clone(), start, conn_id, 1, clock(i + 1))),
+                        Box::new(UtpSocket::accept(u.clone(), conn_id, acceptor_seq, clock(0))),
+                    )
+                }
+            };
             let stop = f.stop.map(|s| Time::ZERO + s);
             if let Some(s) = stop {
                 q.schedule(s, Ev::Stop { flow: i as u32 });
             }
             flows.push(Flow {
                 label: f.label.clone(),
-                cc: f.cc.name(),
-                sender: TcpSender::new(f.tcp.clone(), f.cc.build()),
-                receiver: TcpReceiver::new(f.tcp.clone()),
+                cc: match &f.utp {
+                    None => f.cc.name(),
+                    Some(u) => match u.cc.variant {
+                        Variant::Bep29 => "ledbat-bep29",
+                        Variant::Rfc6817 => "ledbat-rfc6817",
+                        Variant::Draft => "ledbat-draft",
+                    },
+                },
+                transport: if f.utp.is_some() { "utp" } else { "tcp" },
+                sender,
+                receiver,
                 host: HostId(i as u32 + 1),
                 start,
                 stop,
@@ -237,6 +277,9 @@ impl World {
                     let f = &mut self.flows[flow as usize];
                     f.started = true;
                     f.sender.write(f.size.unwrap_or(u64::MAX / 4));
+                    if f.size.is_some() {
+                        f.sender.close(); // the transfer ends after these bytes
+                    }
                     self.drive_sender(now, flow as usize);
                 }
                 Ev::Stop { flow } => self.flows[flow as usize].sender.stop_writing(),
@@ -267,8 +310,8 @@ impl World {
         let fi = p.flow as usize;
         if p.to_receiver {
             let f = &mut self.flows[fi];
-            f.receiver.handle_segment(now, &p.seg);
-            if p.seg.len > 0 {
+            f.receiver.handle(now, &p.body);
+            if p.body.payload_len() > 0 {
                 self.data_packets_delivered += 1;
             }
             if f.completed_at.is_none() && f.size.is_some_and(|s| f.receiver.delivered() >= s) {
@@ -276,7 +319,7 @@ impl World {
             }
             self.drive_receiver(now, fi);
         } else {
-            self.flows[fi].sender.handle_ack(now, &p.seg);
+            self.flows[fi].sender.handle(now, &p.body);
             self.drive_sender(now, fi);
         }
     }
@@ -313,8 +356,8 @@ impl World {
 
     fn drive_sender(&mut self, now: Time, fi: usize) {
         let src = self.flows[fi].host;
-        while let Some(seg) = self.flows[fi].sender.poll_transmit(now) {
-            self.transmit(now, src, RECEIVER, fi as u32, true, seg);
+        while let Some(body) = self.flows[fi].sender.poll_transmit(now) {
+            self.transmit(now, src, RECEIVER, fi as u32, true, body);
         }
         let d = self.flows[fi].sender.poll_timeout();
         self.arm(fi * 2, d);
@@ -322,17 +365,17 @@ impl World {
 
     fn drive_receiver(&mut self, now: Time, fi: usize) {
         let dst = self.flows[fi].host;
-        while let Some(seg) = self.flows[fi].receiver.poll_transmit(now) {
-            self.transmit(now, RECEIVER, dst, fi as u32, false, seg);
+        while let Some(body) = self.flows[fi].receiver.poll_transmit(now) {
+            self.transmit(now, RECEIVER, dst, fi as u32, false, body);
         }
         let d = self.flows[fi].receiver.poll_timeout();
         self.arm(fi * 2 + 1, d);
     }
 
     #[inline]
-    fn transmit(&mut self, now: Time, src: HostId, dst: HostId, flow: u32, to_receiver: bool, seg: Segment) {
-        let wire = seg.wire_len();
-        let pkt = Packet { dst, flow, to_receiver, wire, seg };
+    fn transmit(&mut self, now: Time, src: HostId, dst: HostId, flow: u32, to_receiver: bool, body: Wire) {
+        let wire = body.wire_len();
+        let pkt = Packet { dst, flow, to_receiver, wire, body };
         let lane = 2 * flow as usize + usize::from(!to_receiver);
         match self.net.send(now, src, dst, wire) {
             Transit::Dropped { .. } => {}

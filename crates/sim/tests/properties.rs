@@ -7,10 +7,11 @@ mod common;
 use proptest::prelude::*;
 use torrentlab_engine::Duration;
 use torrentlab_net::{BufferLimit, LinkConfig};
-use torrentlab_sim::scenario::{DumbbellSpec, FlowSpec, MetricsSpec, StartSpec};
+use torrentlab_sim::scenario::{ClockOffsets, DumbbellSpec, FlowSpec, MetricsSpec, StartSpec};
 use torrentlab_sim::{run_checked, Scenario};
 use torrentlab_transport::cc::{CcConfig, CubicConfig, LedbatConfig, LpConfig, NiceConfig, VegasConfig};
 use torrentlab_transport::tcp::TcpConfig;
+use torrentlab_transport::utp::UtpConfig;
 
 fn scenario(
     seed: u64,
@@ -40,6 +41,7 @@ fn scenario(
             },
             data_loss: loss.0,
             ack_loss: loss.1,
+            clock_offsets: ClockOffsets::Random,
         },
         flows: flows
             .into_iter()
@@ -63,6 +65,7 @@ fn scenario(
                 stop: None,
                 size,
                 one_way_delay: None,
+                utp: (cc % 7 == 6).then(UtpConfig::default),
             })
             .collect(),
         metrics: MetricsSpec {
@@ -80,7 +83,7 @@ proptest! {
     fn packets_are_conserved_links_respect_capacity_and_completion_means_every_byte(
         seed in 0u64..1000,
         flows in proptest::collection::vec(
-            (0u8..6, 0u64..3000, proptest::option::of(1u64..400_000), any::<bool>()), 1..5),
+            (0u8..7, 0u64..3000, proptest::option::of(1u64..400_000), any::<bool>()), 1..5),
         rate_mbps in 1u64..20,
         buffer in 2u32..60,
         delay_ms in 0u64..80,

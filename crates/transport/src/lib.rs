@@ -10,11 +10,13 @@
 //!   the RFC 6298 retransmission timer, RFC 7323 timestamps and delayed ACKs.
 //! * [`cc`]: congestion controllers behind one trait ([`cc::CongestionControl`]):
 //!   NewReno, CUBIC, Vegas, TCP-LP, TCP Nice and LEDBAT.
-//! * [`utp`]: uTP (BEP 29) over UDP with its own LEDBAT. ACK samples carry both the RTT and the one-way delay,
+//! * [`utp`]: uTP (BEP 29) over UDP with its own LEDBAT.
+//! * [`stream`]: the transport-neutral [`stream::Endpoint`] both implement. ACK samples carry both the RTT and the one-way delay,
 //!   which delay-based controllers need.
 //!
 //! Segments carry lengths, never payload bytes.
 
 pub mod cc;
+pub mod stream;
 pub mod tcp;
 pub mod utp;

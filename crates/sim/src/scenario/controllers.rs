@@ -71,6 +71,11 @@ pub struct Controllers<'a> {
 }
 
 impl Controllers<'_> {
+    /// True if any controller table is present.
+    pub fn any(&self) -> bool {
+        self.present().next().is_some()
+    }
+
     fn present(&self) -> impl Iterator<Item = &'static str> + '_ {
         [
             ("cubic", self.cubic.is_some()),

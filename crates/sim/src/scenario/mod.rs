@@ -7,6 +7,7 @@
 mod controllers;
 mod raw;
 mod units;
+mod utp;
 mod validate;
 
 pub use units::{parse_buffer, parse_duration, parse_rate, parse_size, BufferSpec};
@@ -18,6 +19,7 @@ use torrentlab_engine::Duration;
 use torrentlab_net::LinkConfig;
 use torrentlab_transport::cc::CcConfig;
 use torrentlab_transport::tcp::TcpConfig;
+use torrentlab_transport::utp::UtpConfig;
 
 /// A scenario that cannot be run, with where and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -70,6 +72,18 @@ pub struct FlowSpec {
     pub size: Option<u64>,
     /// This flow's core one-way delay, both directions (absent: the network's).
     pub one_way_delay: Option<Duration>,
+    /// `Some`: the flow runs over uTP with these settings (`cc` and `tcp` are
+    /// then unused); `None`: over TCP.
+    pub utp: Option<UtpConfig>,
+}
+
+/// How host clocks relate to simulated time (uTP timestamps read them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClockOffsets {
+    /// Every host's clock starts at a random 32-bit microsecond value.
+    Random,
+    /// Every host's clock reads simulated time.
+    Zero,
 }
 
 /// The dumbbell: N sender hosts, each behind its own access link, one receiver
@@ -86,6 +100,7 @@ pub struct DumbbellSpec {
     pub data_loss: f64,
     /// Bernoulli loss of packets arriving at the senders (ACKs).
     pub ack_loss: f64,
+    pub clock_offsets: ClockOffsets,
 }
 
 /// What to record.

@@ -8,6 +8,7 @@ use std::fmt;
 
 use super::controllers::{Controllers, RawCubic, RawLedbat, RawLp, RawNice, RawVegas};
 use super::units::{BufferStr, DurationStr, RateStr, SizeStr};
+use super::utp::RawUtp;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -22,6 +23,7 @@ pub struct RawScenario {
     pub lp: Option<RawLp>,
     pub nice: Option<RawNice>,
     pub ledbat: Option<RawLedbat>,
+    pub utp: Option<RawUtp>,
     pub flows: Vec<RawFlow>,
     pub metrics: Option<RawMetrics>,
 }
@@ -47,6 +49,21 @@ pub struct RawNetwork {
     pub bottleneck: RawBottleneck,
     pub access: Option<RawAccess>,
     pub loss: Option<RawLoss>,
+    pub clock_offsets: Option<ClockOffsetsName>,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ClockOffsetsName {
+    Random,
+    Zero,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum TransportName {
+    Tcp,
+    Utp,
 }
 
 #[derive(Debug, Deserialize)]
@@ -188,7 +205,8 @@ impl<'de> Deserialize<'de> for RawStart {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawFlow {
-    pub cc: CcName,
+    pub transport: Option<TransportName>,
+    pub cc: Option<CcName>,
     pub label: Option<String>,
     pub start: Option<RawStart>,
     pub stop: Option<DurationStr>,
@@ -201,6 +219,7 @@ pub struct RawFlow {
     pub lp: Option<RawLp>,
     pub nice: Option<RawNice>,
     pub ledbat: Option<RawLedbat>,
+    pub utp: Option<RawUtp>,
 }
 
 macro_rules! controllers_of {

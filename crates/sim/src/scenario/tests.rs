@@ -253,3 +253,31 @@ fn json_documents_are_validated_the_same_way() {
     let e = Scenario::from_json_str(r#"{"run": {"duration": "1 s"}, "network": 3}"#, "<dict>").unwrap_err();
     assert_eq!((e.file.as_str(), e.field.as_str()), ("<dict>", "network"));
 }
+
+#[test]
+fn a_utp_flow_takes_a_utp_table_with_its_ledbat_variant() {
+    let text = GOOD.replace(
+        "cc = \"ledbat\"",
+        "transport = \"utp\"\nutp = { variant = \"rfc6817\", target = \"50 ms\", packet_size = 1000 }",
+    );
+    let s = parse(&text).unwrap();
+    let u = s.flows[1].utp.as_ref().expect("a uTP flow");
+    assert_eq!(u.packet_size, 1000);
+    assert_eq!(u.cc.target, Duration::from_millis(50));
+    assert_eq!(u.cc.variant, torrentlab_transport::utp::Variant::Rfc6817);
+    assert_eq!(s.flows[1].label, "utp");
+    assert!(s.flows[0].utp.is_none());
+}
+
+#[test]
+fn utp_settings_are_checked_against_their_rfc_limits() {
+    let e = bad("cc = \"ledbat\"", "transport = \"utp\"\nutp = { variant = \"rfc6817\", target = \"200 ms\" }");
+    assert_eq!(e.field, "flows[1].utp.target");
+    assert!(e.message.contains("<= 100 ms"), "{e}");
+    let e = bad("cc = \"ledbat\"", "transport = \"utp\"\ncc = \"cubic\"");
+    assert_eq!(e.field, "flows[1].cc");
+    let e = bad("cc = \"ledbat\"", "cc = \"ledbat\"\nutp = { packet_size = 1000 }");
+    assert_eq!(e.field, "flows[1].utp");
+    let e = bad("cc = \"ledbat\"", "transport = \"utp\"\nutp = { packet_size = 100 }");
+    assert_eq!(e.field, "flows[1].utp.packet_size");
+}

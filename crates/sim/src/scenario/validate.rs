@@ -6,9 +6,13 @@ use torrentlab_net::{BufferLimit, LinkConfig};
 use torrentlab_transport::tcp::TcpConfig;
 
 use super::controllers;
-use super::raw::{DelayedAck, Preset, RawScenario, RawStart, RawTcp, Topology};
+use super::raw::{
+    CcName, ClockOffsetsName, DelayedAck, Preset, RawScenario, RawStart, RawTcp, Topology, TransportName,
+};
 use super::units::{BufferSpec, DurationStr};
-use super::{DumbbellSpec, FlowSpec, MetricsSpec, Scenario, ScenarioError, StartSpec};
+use super::utp;
+use super::{ClockOffsets, DumbbellSpec, FlowSpec, MetricsSpec, Scenario, ScenarioError, StartSpec};
+use torrentlab_transport::cc::CcConfig;
 
 /// Default access-link queue when a capacity is given without a buffer: Linux's
 /// default `txqueuelen`.
@@ -89,7 +93,32 @@ pub(super) fn validate(raw: RawScenario, file: &str) -> Result<Scenario, Scenari
                 format!("tcp.{field}")
             }
         })?;
-        let cc = controllers::build(&cx, f.cc, &global_cc, &f.controllers(), &at)?;
+        let global_utp = raw.utp.clone().unwrap_or_default();
+        let (cc, utp) = match f.transport.unwrap_or(TransportName::Tcp) {
+            TransportName::Tcp => {
+                if f.utp.is_some() {
+                    return Err(cx.err(at("utp"), "only allowed when transport = \"utp\""));
+                }
+                let Some(name) = f.cc else {
+                    return Err(cx.err(
+                        at("cc"),
+                        "missing: a TCP flow needs a congestion controller (newreno, cubic, vegas, lp, nice, ledbat)",
+                    ));
+                };
+                (controllers::build(&cx, name, &global_cc, &f.controllers(), &at)?, None)
+            }
+            TransportName::Utp => {
+                if f.cc.is_some_and(|c| c != CcName::Ledbat) {
+                    return Err(cx.err(at("cc"), "uTP always runs LEDBAT; choose its form with utp.variant instead"));
+                }
+                if f.tcp.is_some() || f.controllers().any() {
+                    return Err(cx.err(at("transport"), "a uTP flow takes a `utp` table, not tcp or controller tables"));
+                }
+                let path = if f.utp.is_some() { at("utp") } else { "utp".to_string() };
+                let u = utp::utp_config(&cx, &global_utp.overlaid(f.utp.as_ref()), &path)?;
+                (CcConfig::NewReno, Some(u))
+            }
+        };
         let start = match f.start.unwrap_or(RawStart::At(DurationStr(Duration::ZERO))) {
             RawStart::At(t) => StartSpec::At(t.0),
             RawStart::Uniform(lo, hi) => {
@@ -122,11 +151,21 @@ pub(super) fn validate(raw: RawScenario, file: &str) -> Result<Scenario, Scenari
         if count == 0 || count > 100_000 {
             return Err(cx.err(at("count"), "must be between 1 and 100000"));
         }
-        let base_label = f.label.clone().unwrap_or_else(|| cc.name().to_string());
+        let default_label = if utp.is_some() { "utp" } else { cc.name() };
+        let base_label = f.label.clone().unwrap_or_else(|| default_label.to_string());
         for k in 0..count {
             let label = if count == 1 { base_label.clone() } else { format!("{base_label}-{k}") };
             let one_way_delay = f.one_way_delay.map(|d| d.0);
-            flows.push(FlowSpec { label, cc: cc.clone(), tcp: tcp.clone(), start, stop, size, one_way_delay });
+            flows.push(FlowSpec {
+                label,
+                cc: cc.clone(),
+                tcp: tcp.clone(),
+                start,
+                stop,
+                size,
+                one_way_delay,
+                utp: utp.clone(),
+            });
         }
     }
 
@@ -153,7 +192,17 @@ pub(super) fn validate(raw: RawScenario, file: &str) -> Result<Scenario, Scenari
         description: raw.description.unwrap_or_default(),
         seed: raw.run.seed.unwrap_or(1),
         duration,
-        network: DumbbellSpec { one_way_delay: net.one_way_delay.0, bottleneck, access, data_loss, ack_loss },
+        network: DumbbellSpec {
+            one_way_delay: net.one_way_delay.0,
+            bottleneck,
+            access,
+            data_loss,
+            ack_loss,
+            clock_offsets: match net.clock_offsets {
+                Some(ClockOffsetsName::Zero) => ClockOffsets::Zero,
+                _ => ClockOffsets::Random,
+            },
+        },
         flows,
         metrics: MetricsSpec { sample_interval, queue_log: m.queue_log.unwrap_or(true), summary_start },
     })

@@ -216,6 +216,11 @@ impl UtpSocket {
         self.state
     }
 
+    /// Payload bytes per full packet.
+    pub fn packet_size(&self) -> u32 {
+        self.cfg.packet_size
+    }
+
     pub fn stats(&self) -> &UtpStats {
         &self.stats
     }

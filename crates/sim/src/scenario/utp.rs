@@ -1,0 +1,126 @@
+//! `[utp]` (defaults for every uTP flow) and a flow's own `utp = { ... }`.
+
+use serde::Deserialize;
+use torrentlab_engine::Duration;
+use torrentlab_transport::utp::{UtpCcConfig, UtpConfig};
+
+use super::units::{DurationStr, SizeStr};
+use super::validate::Ctx;
+use super::ScenarioError;
+
+/// Which LEDBAT a uTP flow runs.
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum UtpVariantName {
+    Bep29,
+    Rfc6817,
+    Draft,
+}
+
+/// The uTP table as written; every field optional.
+#[derive(Debug, Deserialize, Default, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RawUtp {
+    pub variant: Option<UtpVariantName>,
+    pub target: Option<DurationStr>,
+    pub gain: Option<f64>,
+    pub max_increase: Option<SizeStr>,
+    pub min_window: Option<f64>,
+    pub slow_start: Option<bool>,
+    pub packet_size: Option<u32>,
+    pub receive_buffer: Option<SizeStr>,
+    pub min_rto: Option<DurationStr>,
+    pub max_timeouts: Option<u32>,
+    pub nagle: Option<bool>,
+}
+
+impl RawUtp {
+    pub fn overlaid(&self, over: Option<&RawUtp>) -> RawUtp {
+        let Some(o) = over else { return self.clone() };
+        RawUtp {
+            variant: o.variant.or(self.variant),
+            target: o.target.or(self.target),
+            gain: o.gain.or(self.gain),
+            max_increase: o.max_increase.or(self.max_increase),
+            min_window: o.min_window.or(self.min_window),
+            slow_start: o.slow_start.or(self.slow_start),
+            packet_size: o.packet_size.or(self.packet_size),
+            receive_buffer: o.receive_buffer.or(self.receive_buffer),
+            min_rto: o.min_rto.or(self.min_rto),
+            max_timeouts: o.max_timeouts.or(self.max_timeouts),
+            nagle: o.nagle.or(self.nagle),
+        }
+    }
+}
+
+/// Builds a uTP configuration; `at` is the table's path for errors.
+pub(super) fn utp_config(cx: &Ctx, r: &RawUtp, at: &str) -> Result<UtpConfig, ScenarioError> {
+    let err = |field: &str, msg: String| cx.err(format!("{at}.{field}"), msg);
+    let mut cc = match r.variant.unwrap_or(UtpVariantName::Bep29) {
+        UtpVariantName::Bep29 => UtpCcConfig::bep29(),
+        UtpVariantName::Rfc6817 => UtpCcConfig::rfc6817(),
+        UtpVariantName::Draft => UtpCcConfig::draft(),
+    };
+    let rfc = cc.variant == torrentlab_transport::utp::Variant::Rfc6817;
+    if let Some(t) = r.target {
+        if t.0 == Duration::ZERO || (rfc && t.0 > Duration::from_millis(100)) {
+            let allowed = if rfc { "0 < target <= 100 ms (RFC 6817 §2.5)" } else { "target > 0" };
+            return Err(err("target", format!("{} is not allowed; {allowed}", t.0)));
+        }
+        cc.target = t.0;
+    }
+    if let Some(g) = r.gain {
+        if !(g.is_finite() && g > 0.0) || (rfc && g > 1.0) {
+            return Err(err(
+                "gain",
+                format!("{g} is not allowed; 0 < gain{}", if rfc { " <= 1 (RFC 6817)" } else { "" }),
+            ));
+        }
+        cc.gain = g;
+    }
+    if let Some(b) = r.max_increase {
+        if b.0 == 0 {
+            return Err(err("max_increase", "must be greater than zero".into()));
+        }
+        cc.max_increase_bytes_per_rtt = b.0 as f64;
+    }
+    if let Some(m) = r.min_window {
+        if !(m.is_finite() && m > 0.0) {
+            return Err(err("min_window", format!("{m} is not allowed; must be > 0 packets")));
+        }
+        cc.min_window_packets = m;
+    }
+    if let Some(ss) = r.slow_start {
+        cc.slow_start = ss;
+    }
+    let mut c = UtpConfig { cc, ..UtpConfig::default() };
+    if let Some(p) = r.packet_size {
+        // BEP 29 allows packets down to 150 bytes; 1472 - 20 fills a 1500-byte MTU.
+        if !(150..=1452).contains(&p) {
+            return Err(err("packet_size", format!("{p} is out of range; allowed: 150 to 1452 payload bytes")));
+        }
+        c.packet_size = p;
+    }
+    if let Some(b) = r.receive_buffer {
+        if b.0 < c.packet_size as u64 || b.0 > u32::MAX as u64 {
+            return Err(err("receive_buffer", "must hold at least one packet and fit in 32 bits".into()));
+        }
+        c.receive_buffer = b.0 as u32;
+    }
+    if let Some(m) = r.min_rto {
+        if m.0 == Duration::ZERO {
+            return Err(err("min_rto", "must be greater than zero".into()));
+        }
+        c.min_rto = m.0;
+    }
+    if let Some(n) = r.max_timeouts {
+        if n == 0 {
+            return Err(err("max_timeouts", "must be at least 1".into()));
+        }
+        c.max_timeouts = n;
+    }
+    if let Some(n) = r.nagle {
+        c.nagle = n;
+    }
+    Ok(c)
+}

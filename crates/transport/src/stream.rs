@@ -1,0 +1,216 @@
+//! The transport-neutral view of a connection endpoint: what the layers above
+//! (a bulk application now, the BitTorrent peer wire later) and the simulator's
+//! world need from TCP and uTP alike.
+//!
+//! Byte counts only: `write` adds bytes to the outgoing stream, `delivered`
+//! counts bytes received in order. Packets are [`Wire`] values; every input
+//! carries `now` and every output is polled.
+
+use torrentlab_engine::{Duration, Time};
+
+use crate::tcp::{Segment, TcpReceiver, TcpSender};
+use crate::utp::{UtpPacket, UtpSocket, UtpState};
+
+/// A transport packet, as the network carries it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wire {
+    Tcp(Segment),
+    Utp(UtpPacket),
+}
+
+impl Wire {
+    /// Bytes of the IP packet.
+    #[inline]
+    pub fn wire_len(&self) -> u32 {
+        match self {
+            Wire::Tcp(s) => s.wire_len(),
+            Wire::Utp(p) => p.wire_len(),
+        }
+    }
+
+    /// Application payload bytes.
+    #[inline]
+    pub fn payload_len(&self) -> u32 {
+        match self {
+            Wire::Tcp(s) => s.len,
+            Wire::Utp(p) => p.payload,
+        }
+    }
+}
+
+/// Sender-side state for metrics (a TCP_INFO-like snapshot).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConnInfo {
+    /// Congestion window, bytes.
+    pub cwnd: u64,
+    /// Slow-start threshold, bytes (`None`: not applicable or infinite).
+    pub ssthresh: Option<u64>,
+    pub bytes_in_flight: u64,
+    pub srtt: Option<Duration>,
+    /// The congestion controller's queuing-delay estimate, if it keeps one.
+    pub queuing_delay: Option<Duration>,
+    /// Payload bytes per full packet.
+    pub packet_size: u32,
+}
+
+/// Per-connection counters (payload bytes; packets of this transport).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ConnCounters {
+    pub bytes_sent: u64,
+    pub packets_sent: u64,
+    pub retransmitted_packets: u64,
+    pub fast_retransmits: u64,
+    pub timeouts: u64,
+    pub duplicate_acks: u64,
+}
+
+/// One end of a connection, driven by a simulator or a real socket loop.
+pub trait Endpoint: Send {
+    /// The application writes `bytes` more bytes.
+    fn write(&mut self, _bytes: u64) {}
+    /// The application writes nothing more beyond what has been sent.
+    fn stop_writing(&mut self) {}
+    /// The application has written everything: end the stream after it (FIN).
+    fn close(&mut self) {}
+    /// Bytes received in order so far.
+    fn delivered(&self) -> u64 {
+        0
+    }
+    fn handle(&mut self, now: Time, packet: &Wire);
+    fn poll_transmit(&mut self, now: Time) -> Option<Wire>;
+    fn poll_timeout(&self) -> Option<Time>;
+    fn handle_timeout(&mut self, now: Time);
+    /// Sender-side snapshot, for endpoints that send data.
+    fn info(&self) -> Option<ConnInfo> {
+        None
+    }
+    fn counters(&self) -> ConnCounters {
+        ConnCounters::default()
+    }
+    /// False once the connection is dead (reset or given up).
+    fn is_alive(&self) -> bool {
+        true
+    }
+}
+
+impl Endpoint for TcpSender {
+    fn write(&mut self, bytes: u64) {
+        TcpSender::write(self, bytes)
+    }
+    fn stop_writing(&mut self) {
+        TcpSender::stop_writing(self)
+    }
+    fn handle(&mut self, now: Time, packet: &Wire) {
+        if let Wire::Tcp(seg) = packet {
+            self.handle_ack(now, seg);
+        }
+    }
+    #[inline]
+    fn poll_transmit(&mut self, now: Time) -> Option<Wire> {
+        TcpSender::poll_transmit(self, now).map(Wire::Tcp)
+    }
+    fn poll_timeout(&self) -> Option<Time> {
+        TcpSender::poll_timeout(self)
+    }
+    fn handle_timeout(&mut self, now: Time) {
+        TcpSender::handle_timeout(self, now)
+    }
+    fn info(&self) -> Option<ConnInfo> {
+        let i = TcpSender::info(self);
+        Some(ConnInfo {
+            cwnd: i.cwnd,
+            ssthresh: (i.ssthresh < u64::MAX / 2).then_some(i.ssthresh),
+            bytes_in_flight: i.bytes_in_flight,
+            srtt: i.srtt,
+            queuing_delay: i.queuing_delay,
+            packet_size: self.window().mss,
+        })
+    }
+    fn counters(&self) -> ConnCounters {
+        let s = self.stats();
+        ConnCounters {
+            bytes_sent: s.bytes_sent,
+            packets_sent: s.segments_sent,
+            retransmitted_packets: s.retransmitted_segments,
+            fast_retransmits: s.fast_retransmits,
+            timeouts: s.timeouts,
+            duplicate_acks: s.duplicate_acks,
+        }
+    }
+}
+
+impl Endpoint for TcpReceiver {
+    fn delivered(&self) -> u64 {
+        TcpReceiver::delivered(self)
+    }
+    fn handle(&mut self, now: Time, packet: &Wire) {
+        if let Wire::Tcp(seg) = packet {
+            self.handle_segment(now, seg);
+        }
+    }
+    #[inline]
+    fn poll_transmit(&mut self, now: Time) -> Option<Wire> {
+        TcpReceiver::poll_transmit(self, now).map(Wire::Tcp)
+    }
+    fn poll_timeout(&self) -> Option<Time> {
+        TcpReceiver::poll_timeout(self)
+    }
+    fn handle_timeout(&mut self, now: Time) {
+        TcpReceiver::handle_timeout(self, now)
+    }
+}
+
+impl Endpoint for UtpSocket {
+    fn write(&mut self, bytes: u64) {
+        UtpSocket::write(self, bytes)
+    }
+    fn stop_writing(&mut self) {
+        UtpSocket::stop_writing(self)
+    }
+    fn close(&mut self) {
+        UtpSocket::close(self)
+    }
+    fn delivered(&self) -> u64 {
+        UtpSocket::delivered(self)
+    }
+    fn handle(&mut self, now: Time, packet: &Wire) {
+        if let Wire::Utp(p) = packet {
+            UtpSocket::handle(self, now, p);
+        }
+    }
+    #[inline]
+    fn poll_transmit(&mut self, now: Time) -> Option<Wire> {
+        UtpSocket::poll_transmit(self, now).map(Wire::Utp)
+    }
+    fn poll_timeout(&self) -> Option<Time> {
+        UtpSocket::poll_timeout(self)
+    }
+    fn handle_timeout(&mut self, now: Time) {
+        UtpSocket::handle_timeout(self, now)
+    }
+    fn info(&self) -> Option<ConnInfo> {
+        let i = UtpSocket::info(self);
+        Some(ConnInfo {
+            cwnd: i.cwnd,
+            ssthresh: None,
+            bytes_in_flight: i.bytes_in_flight,
+            srtt: i.srtt,
+            queuing_delay: i.queuing_delay,
+            packet_size: self.packet_size(),
+        })
+    }
+    fn counters(&self) -> ConnCounters {
+        let s = self.stats();
+        ConnCounters {
+            bytes_sent: s.bytes_sent,
+            packets_sent: s.packets_sent,
+            retransmitted_packets: s.retransmitted_packets,
+            fast_retransmits: s.fast_retransmits,
+            timeouts: s.timeouts,
+            duplicate_acks: s.duplicate_acks,
+        }
+    }
+    fn is_alive(&self) -> bool {
+        self.state() != UtpState::Reset
+    }
+}
