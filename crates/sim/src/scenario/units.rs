@@ -28,7 +28,7 @@ fn split(s: &str) -> Result<(f64, &str), String> {
     Ok((v, unit.trim()))
 }
 
-const DURATION_UNITS: &str = "ns, us, ms, s, min (e.g. \"25 ms\")";
+const DURATION_UNITS: &str = "ns, us, ms, s, min, h (e.g. \"25 ms\")";
 const RATE_UNITS: &str = "bit/s, kbit/s, Mbit/s, Gbit/s, B/s, kB/s, MB/s (k = 1000; e.g. \"10 Mbit/s\")";
 const SIZE_UNITS: &str = "B, kB, MB, GB (powers of 1000) or KiB, MiB, GiB (powers of 1024) (e.g. \"10 MB\")";
 const BUFFER_UNITS: &str = "packets (\"40 packets\"), bytes (\"64 kB\"), or time at capacity (\"1 s\", \"100 ms\")";
@@ -40,6 +40,7 @@ fn duration_factor(unit: &str) -> Option<f64> {
         "ms" => 1e6,
         "s" => 1e9,
         "min" => 60e9,
+        "h" => 3600e9,
         _ => return None,
     })
 }

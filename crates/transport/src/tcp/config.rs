@@ -35,6 +35,10 @@ pub struct TcpConfig {
     /// `None`: ACK every segment. `Some(t)`: RFC 5681 §4.2 delayed ACKs: ACK
     /// every second full segment, or `t` after an unacknowledged one.
     pub delayed_ack: Option<Duration>,
+    /// With delayed ACKs: segments ACKed at once after the first data and after
+    /// a receive gap longer than `initial_rto` (Linux quick-ACK mode,
+    /// `TCP_MAX_QUICKACKS` = 16, `tcp_event_data_recv`).
+    pub quickacks: u32,
     /// Send RFC 7323 timestamps (12 option bytes per segment).
     pub timestamps: bool,
     /// Receive window the receiver advertises, in bytes.
@@ -61,6 +65,7 @@ impl TcpConfig {
             clock_granularity: Duration::from_millis(1),
             rto_formula: RtoFormula::Rfc6298,
             delayed_ack: None,
+            quickacks: 16,
             timestamps: true,
             receive_window: 16 << 20,
             dupack_threshold: 3,

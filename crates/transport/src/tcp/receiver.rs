@@ -32,6 +32,9 @@ pub struct TcpReceiver {
     ts_recent: Option<Time>,
     ack_now: bool,
     unacked_segments: u32,
+    /// Segments still to be ACKed at once (quick-ACK mode).
+    quickacks_left: u32,
+    last_data_at: Option<Time>,
     delack_deadline: Option<Time>,
     stats: ReceiverStats,
 }
@@ -46,6 +49,8 @@ impl TcpReceiver {
             ts_recent: None,
             ack_now: false,
             unacked_segments: 0,
+            quickacks_left: 0,
+            last_data_at: None,
             delack_deadline: None,
             stats: ReceiverStats::default(),
         }
@@ -80,7 +85,14 @@ impl TcpReceiver {
         self.stats.segments_received += 1;
         self.stats.bytes_received += seg.len as u64;
         let (start, end) = (seg.seq, seg.seq + seg.len as u64);
-        let mut immediate = self.cfg.delayed_ack.is_none();
+        // Linux quick-ACK mode: at the start, and after a gap longer than the RTO.
+        if self.last_data_at.is_none_or(|t| now.saturating_since(t) > self.cfg.initial_rto) {
+            self.quickacks_left = self.cfg.quickacks;
+        }
+        self.last_data_at = Some(now);
+        let quick = self.quickacks_left > 0;
+        self.quickacks_left = self.quickacks_left.saturating_sub(1);
+        let mut immediate = self.cfg.delayed_ack.is_none() || quick;
         if start <= self.rcv_nxt {
             // Covers the left edge: RFC 7323 updates TS.Recent from such segments.
             if let Some(ts) = seg.timestamps {

@@ -187,7 +187,7 @@ fn with_slow_start_disabled_the_window_grows_one_segment_per_rtt_from_the_start(
 
 #[test]
 fn the_receiver_acks_out_of_order_data_at_once_with_the_last_in_order_timestamp() {
-    let mut r = TcpReceiver::new(TcpConfig { delayed_ack: Some(Duration::from_millis(40)), ..cfg() });
+    let mut r = TcpReceiver::new(TcpConfig { delayed_ack: Some(Duration::from_millis(40)), quickacks: 0, ..cfg() });
     let mut s = sender(cfg(), 100 * MSS);
     let segs = drain(&mut s, ms(0));
     r.handle_segment(ms(25), &segs[0]);
@@ -204,7 +204,7 @@ fn the_receiver_acks_out_of_order_data_at_once_with_the_last_in_order_timestamp(
 
 #[test]
 fn delayed_acks_go_out_every_second_segment_or_when_the_timer_fires() {
-    let mut r = TcpReceiver::new(TcpConfig { delayed_ack: Some(Duration::from_millis(40)), ..cfg() });
+    let mut r = TcpReceiver::new(TcpConfig { delayed_ack: Some(Duration::from_millis(40)), quickacks: 0, ..cfg() });
     let mut s = sender(cfg(), 100 * MSS);
     let segs = drain(&mut s, ms(0));
     r.handle_segment(ms(10), &segs[0]);
@@ -400,4 +400,21 @@ fn after_a_timeout_sack_resends_only_unsacked_segments() {
     assert_eq!(r.delivered(), 60 * MSS);
     assert_eq!(s.stats().timeouts, 1);
     assert_eq!(s.stats().retransmitted_segments, 9, "segment 5 was SACKed and not resent");
+}
+
+#[test]
+fn quick_ack_mode_acks_the_first_segments_and_those_after_a_long_gap_at_once() {
+    let mut r = TcpReceiver::new(TcpConfig { delayed_ack: Some(Duration::from_millis(40)), quickacks: 2, ..cfg() });
+    let mut s = sender(TcpConfig { initial_window: 10, ..cfg() }, 100 * MSS);
+    let segs = drain(&mut s, ms(0));
+    r.handle_segment(ms(1), &segs[0]);
+    assert!(r.poll_transmit(ms(1)).is_some(), "quick ACK 1 of 2");
+    r.handle_segment(ms(2), &segs[1]);
+    assert!(r.poll_transmit(ms(2)).is_some(), "quick ACK 2 of 2");
+    r.handle_segment(ms(3), &segs[2]);
+    assert!(r.poll_transmit(ms(3)).is_none(), "then delayed");
+    r.handle_timeout(ms(43));
+    r.poll_transmit(ms(43));
+    r.handle_segment(ms(2000), &segs[3]); // a gap longer than the 1 s RTO
+    assert!(r.poll_transmit(ms(2000)).is_some(), "quick ACK again after the gap");
 }
