@@ -42,3 +42,30 @@ def test_set_dotted_creates_missing_tables():
     set_dotted(doc, "a.c.d", 2)
     set_dotted(doc, "a.b", 3)
     assert doc == {"a": {"b": 3, "c": {"d": 2}}}
+
+
+def test_the_sweep_command_runs_a_calibration_sweep_and_writes_both_tables(tmp_path):
+    from conftest import SCENARIOS
+
+    out = tmp_path / "alone"
+    r = cli("sweep", str(SCENARIOS / "calibration" / "alone.sweep.toml"), "-o", str(out), "-q")
+    assert r.returncode == 0, r.stderr
+    runs = pq.read_table(out / "runs.parquet").to_pandas()
+    flows = pq.read_table(out / "flows.parquet").to_pandas()
+    assert len(runs) == 14 and len(flows) == 14
+    assert set(flows["transport"]) == {"tcp", "utp"}
+    assert set(flows["cc"]) == {"newreno", "cubic", "vegas", "lp", "nice", "ledbat", "ledbat-bep29"}
+    assert "transport=utp" in r.stdout
+
+
+def test_a_sweep_naming_a_missing_field_is_a_clear_error(tmp_path):
+    from conftest import SCENARIOS
+
+    base = (SCENARIOS / "calibration" / "pair.toml").read_text()
+    (tmp_path / "pair.toml").write_text(base)
+    sweep = tmp_path / "bad.sweep.toml"
+    sweep.write_text('base = "pair.toml"\n[grid]\n"flows.7.cc" = ["cubic"]\n')
+    r = cli("sweep", str(sweep), "-o", str(tmp_path / "o"))
+    assert r.returncode == 2
+    assert "grid.flows.7.cc" in r.stderr and "does not name a field" in r.stderr
+    assert not (tmp_path / "o").exists()

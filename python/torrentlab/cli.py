@@ -3,6 +3,7 @@
     torrentlab validate FILE...             check scenario files
     torrentlab run FILE [-o DIR]            run one scenario, write Parquet
     torrentlab reproduce EXPERIMENT [--quick] [-o DIR] [-j N]
+    torrentlab sweep FILE [--quick] [-o DIR] [-j N]
     torrentlab bench [--scenario FILE] [--repeat N] [--json]
 
 Exit codes: 0 success, 2 invalid input (scenario or arguments), 1 internal error.
@@ -88,6 +89,38 @@ def _cmd_reproduce(args) -> int:
     return 0
 
 
+def _cmd_sweep(args) -> int:
+    import pandas as pd
+
+    from torrentlab.output import atomic_dir, write_frame
+    from torrentlab.sweep import Sweep, run_jobs, tables_with_params
+
+    sweep = Sweep.from_file(args.file)
+    jobs = sweep.jobs(quick=args.quick)
+    name = Path(args.file).name.removesuffix(".toml").removesuffix(".sweep")
+    dest = Path(args.output) if args.output else Path("results") / name
+    results = run_jobs(jobs, workers=args.jobs, describe=name, keep=tables_with_params, show_progress=not args.quiet)
+    runs = pd.concat([r[0] for r in results], ignore_index=True)
+    flows = pd.concat([r[1] for r in results], ignore_index=True)
+    with atomic_dir(dest) as tmp:
+        write_frame(runs, tmp / "runs.parquet")
+        write_frame(flows, tmp / "flows.parquet")
+    params = list(sweep.grid)
+    t = Table(title=f"{name}: {len(jobs)} runs (means over seeds)")
+    for c in params + ["F", "efficiency", "queue delay ms", "loss", "first flow share", "first flow done s"]:
+        t.add_column(c)
+    first = flows[flows["flow"] == 0].set_index(runs.index)
+    runs = runs.assign(first_share=first["window_rate_bps"] / runs["goodput_bps"], first_done=first["completion_s"])
+    for key, g in runs.groupby(params, sort=False):
+        key = key if isinstance(key, tuple) else (key,)
+        t.add_row(*map(str, key), f"{g.jain_index.mean():.3f}", f"{g.efficiency.mean():.3f}",
+                  f"{g.mean_queue_delay_ms.mean():.1f}", f"{g.loss_rate.mean():.2e}", f"{g.first_share.mean():.3f}",
+                  f"{g.first_done.mean():.1f}")
+    out.print(t)
+    out.print(f"wrote {dest}/ (runs.parquet, flows.parquet)")
+    return 0
+
+
 def _cmd_bench(args) -> int:
     path = args.scenario or str(scenario_dir("bench") / "dumbbell-100-newreno.toml")
     scenario = path
@@ -155,6 +188,14 @@ def parser() -> argparse.ArgumentParser:
     x.add_argument("-j", "--jobs", type=int, default=None, help="parallel runs (default: every core)")
     x.add_argument("-q", "--quiet", action="store_true")
     x.set_defaults(func=_cmd_reproduce)
+
+    w = sub.add_parser("sweep", help="run a sweep file (a base scenario x a grid x seeds) on all cores")
+    w.add_argument("file", metavar="FILE")
+    w.add_argument("--quick", action="store_true", help="use the sweep's quick_runs seeds")
+    w.add_argument("-o", "--output", metavar="DIR", help="output directory (default results/<sweep name>)")
+    w.add_argument("-j", "--jobs", type=int, default=None, help="parallel runs (default: every core)")
+    w.add_argument("-q", "--quiet", action="store_true")
+    w.set_defaults(func=_cmd_sweep)
 
     b = sub.add_parser("bench", help="time the engine on the benchmark dumbbell (one core)")
     b.add_argument("--scenario", metavar="FILE")

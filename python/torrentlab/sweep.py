@@ -60,14 +60,30 @@ def _err(path: Path, field: str, detail: str) -> ScenarioError:
 
 
 def set_dotted(doc: dict[str, Any], dotted: str, value: Any) -> None:
-    """Sets ``doc["a"]["b"] = value`` for ``"a.b"``, creating tables as needed."""
+    """Sets ``doc["a"]["b"] = value`` for ``"a.b"``, creating tables as needed.
+    A numeric part indexes an array: ``"flows.0.cc"``."""
     *parents, leaf = dotted.split(".")
-    node = doc
+    node: Any = doc
     for key in parents:
-        node = node.setdefault(key, {})
-        if not isinstance(node, dict):
+        if isinstance(node, list):
+            node = node[int(key)]
+        else:
+            node = node.setdefault(key, {})
+        if not isinstance(node, (dict, list)):
             raise KeyError(dotted)
-    node[leaf] = value
+    if isinstance(node, list):
+        node[int(leaf)] = copy.deepcopy(value)
+    else:
+        node[leaf] = copy.deepcopy(value)
+
+
+def label(value: Any) -> str:
+    """A short text for a grid value: tables as ``k=v, ...``, arrays joined by ``; ``."""
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={label(v)}" for k, v in value.items())
+    if isinstance(value, list):
+        return "; ".join(label(v) for v in value)
+    return str(value)
 
 
 @dataclass
@@ -93,8 +109,14 @@ class Sweep:
         for k, v in grid.items():
             if not isinstance(v, list) or not v:
                 raise _err(p, f"grid.{k}", "must be a non-empty list of values")
+        base = load_toml(p.parent / doc["base"])
+        for k in grid:
+            try:
+                set_dotted(copy.deepcopy(base), k, grid[k][0])
+            except (KeyError, IndexError, ValueError):
+                raise _err(p, f"grid.{k}", "does not name a field of the base scenario") from None
         return cls(
-            base=load_toml(p.parent / doc["base"]),
+            base=base,
             grid=grid,
             runs=runs,
             quick_runs=doc.get("quick_runs", runs),
@@ -141,7 +163,14 @@ def run_jobs(
 def summary_with_params(job: Job, res: RunResult) -> pd.DataFrame:
     """A run's one-row summary, with the job's grid parameters as extra columns
     (use as ``keep=`` in :func:`run_jobs` to keep only summaries)."""
-    return res.summary.assign(**dict(job.params))
+    return res.summary.assign(**{k: v if isinstance(v, (int, float, str, bool)) else label(v) for k, v in job.params})
+
+
+def tables_with_params(job: Job, res: RunResult) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A run's summary and flows tables, each with the grid parameters (as text)
+    and the seed."""
+    extra = {k: label(v) for k, v in job.params}
+    return res.summary.assign(**extra), res.flows.assign(seed=job.seed, **extra)
 
 
 class _NoBar:

@@ -30,6 +30,8 @@ pub struct TcpReceiver {
     arrivals: u64,
     /// TS.Recent (RFC 7323 §4.3): the TSval to echo.
     ts_recent: Option<Time>,
+    /// The acknowledgement number of the last ACK sent (RFC 7323 Last.ACK.sent).
+    last_ack_sent: u64,
     ack_now: bool,
     unacked_segments: u32,
     /// Segments still to be ACKed at once (quick-ACK mode).
@@ -47,6 +49,7 @@ impl TcpReceiver {
             ooo: Vec::new(),
             arrivals: 0,
             ts_recent: None,
+            last_ack_sent: 0,
             ack_now: false,
             unacked_segments: 0,
             quickacks_left: 0,
@@ -94,9 +97,13 @@ impl TcpReceiver {
         self.quickacks_left = self.quickacks_left.saturating_sub(1);
         let mut immediate = self.cfg.delayed_ack.is_none() || quick;
         if start <= self.rcv_nxt {
-            // Covers the left edge: RFC 7323 updates TS.Recent from such segments.
+            // RFC 7323 §4.3: TS.Recent comes from a segment at or below
+            // Last.ACK.sent, so with delayed ACKs the echo is the earliest
+            // unacknowledged segment's TSval (and the RTT includes the hold).
             if let Some(ts) = seg.timestamps {
-                self.ts_recent = Some(ts.val);
+                if start <= self.last_ack_sent || self.ts_recent.is_none() {
+                    self.ts_recent = Some(ts.val);
+                }
             }
             if end <= self.rcv_nxt {
                 self.stats.duplicate_bytes += seg.len as u64;
@@ -196,6 +203,7 @@ impl TcpReceiver {
         self.unacked_segments = 0;
         self.delack_deadline = None;
         self.stats.acks_sent += 1;
+        self.last_ack_sent = self.rcv_nxt;
         Some(Segment {
             seq: 0,
             ack: self.rcv_nxt,

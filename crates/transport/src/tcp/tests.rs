@@ -418,3 +418,22 @@ fn quick_ack_mode_acks_the_first_segments_and_those_after_a_long_gap_at_once() {
     r.handle_segment(ms(2000), &segs[3]); // a gap longer than the 1 s RTO
     assert!(r.poll_transmit(ms(2000)).is_some(), "quick ACK again after the gap");
 }
+
+#[test]
+fn with_delayed_acks_the_echoed_timestamp_is_the_earliest_unacknowledged_segments() {
+    let mut r = TcpReceiver::new(TcpConfig { delayed_ack: Some(Duration::from_millis(40)), quickacks: 0, ..cfg() });
+    let mut s = sender(TcpConfig { initial_window: 10, ..cfg() }, 100 * MSS);
+    let mut segs = drain(&mut s, ms(0));
+    // Give the segments distinct send times.
+    for (i, seg) in segs.iter_mut().enumerate() {
+        seg.timestamps = Some(Timestamps { val: ms(i as u64), ecr: None });
+    }
+    r.handle_segment(ms(20), &segs[0]);
+    r.handle_segment(ms(21), &segs[1]);
+    let a = r.poll_transmit(ms(21)).unwrap();
+    assert_eq!(a.timestamps.unwrap().ecr, Some(ms(0)), "TSval of segment 0, not 1");
+    r.handle_segment(ms(22), &segs[2]);
+    r.handle_segment(ms(23), &segs[3]);
+    let a = r.poll_transmit(ms(23)).unwrap();
+    assert_eq!(a.timestamps.unwrap().ecr, Some(ms(2)));
+}
