@@ -77,6 +77,15 @@ DUMBBELLS = [
     },
 ]
 
+# ns-3 runs every case twice: with its default loss recovery (PRR) and with
+# TcpClassicRecovery, which with SACK is RFC 6675 with cwnd = ssthresh, as in
+# torrentlab (see docs/validation.md for why both are shown).
+NS3_VARIANTS = {
+    "prr": {"label": "ns-3 (PRR, default)", "defaults": {}},
+    "classic": {"label": "ns-3 (classic recovery)",
+                "defaults": {"ns3::TcpL4Protocol::RecoveryType": "ns3::TcpClassicRecovery"}},
+}
+
 ALONE = ["newreno", "cubic", "vegas", "lp", "ledbat", "nice"]
 VS_CUBIC = ["newreno", "vegas", "lp", "ledbat", "nice"]
 
@@ -142,7 +151,10 @@ def run_torrentlab(case, duration, window_start):
         "efficiency": float(s["efficiency"]),
         "timeouts": [int(x) for x in fl["timeouts"]],
         "fast_retransmits": [int(x) for x in fl["fast_retransmits"]],
-        "retransmitted": [int(x) for x in fl["retransmitted_segments"]],
+        # (renamed from retransmitted_segments when uTP flows arrived)
+        "retransmitted": [int(x) for x in fl[next(c for c in ("retransmitted_packets",
+                                                               "retransmitted_segments")
+                                                  if c in fl.columns)]],
     }
 
 
@@ -490,13 +502,7 @@ def jain(xs):
 
 
 def mbps(x):
-    return f"{x / 1e6:.3f}" if x is not None else "n/a"
-
-
-def pair(a, b, fmt):
-    fa = fmt(a) if a is not None else "n/a"
-    fb = fmt(b) if b is not None else "n/a"
-    return f"{fa} \\| {fb}"
+    return f"{x / 1e6:.3f}"
 
 
 def f2(x):
@@ -511,74 +517,78 @@ def pct(x):
     return f"{100 * x:.1f} %"
 
 
-def loss_cell(r):
-    if r is None:
-        return "n/a"
-    return f"{r['drops']} ({100 * r['loss_rate']:.2f} %)"
+def cell(tl, ns, get, fmt):
+    """'torrentlab | ns-3 PRR | ns-3 classic' for one quantity."""
+    vals = []
+    for r in [tl] + list(ns):
+        v = get(r) if r is not None else None
+        vals.append("n/a" if v is None else fmt(v))
+    return " \\| ".join(vals)
 
 
 def share(r):
-    if r is None or len(r["goodput_bps"]) < 2:
+    if len(r["goodput_bps"]) < 2:
         return None
     s = sum(r["goodput_bps"])
     return r["goodput_bps"][0] / s if s > 0 else float("nan")
 
 
-def per_flow(r, key):
-    if r is None:
-        return "n/a"
-    return "+".join(str(v) for v in r[key])
+def per_flow(key):
+    return lambda r: "+".join(str(v) for v in r[key])
+
+
+def loss(r):
+    return f"{r['drops']} ({100 * r['loss_rate']:.2f} %)"
 
 
 def results_tables(db, rows):
     cap = db["capacity_mbps"]
-    lines = []
-    lines.append(f"### {db['title']}")
-    lines.append("")
-    lines.append(f"Bottleneck {cap:g} Mbit/s, one-way delay {db['one_way_delay_ms']:g} ms, "
-                 f"buffer {db['buffer_text']}.")
-    lines.append("")
-    lines.append("Goodput and fairness. Each cell is **torrentlab \\| ns-3**. "
-                 "Goodput in Mbit/s over the window. \"Share\" is the first (non-cubic) "
-                 "flow's fraction of the total goodput.")
-    lines.append("")
-    lines.append("| case | flow 1 goodput | cubic goodput | total goodput | share of flow 1 | Jain index |")
-    lines.append("|---|---|---|---|---|---|")
-    for case, tl, n3 in rows:
+    L = []
+    L.append(f"### {db['title']}")
+    L.append("")
+    L.append(f"Bottleneck {cap:g} Mbit/s, one-way delay {db['one_way_delay_ms']:g} ms, "
+             f"buffer {db['buffer_text']}.")
+    L.append("")
+    L.append("Each cell is **torrentlab \\| ns-3 with PRR (its default) \\| ns-3 with "
+             "classic recovery**. Goodput in Mbit/s over the window. Share: the first "
+             "(non-cubic) flow's fraction of the total goodput.")
+    L.append("")
+    L.append("| case | flow 1 goodput | cubic goodput | share of flow 1 | Jain index |")
+    L.append("|---|---|---|---|---|")
+    for case, tl, ns in rows:
         two = len(case["ccs"]) == 2
-        g1 = pair(tl["goodput_bps"][0], n3["goodput_bps"][0] if n3 else None, mbps)
-        g2 = pair(tl["goodput_bps"][1], n3["goodput_bps"][1] if n3 else None, mbps) if two else "-"
-        tot = pair(sum(tl["goodput_bps"]), sum(n3["goodput_bps"]) if n3 else None, mbps)
-        sh = pair(share(tl), share(n3), pct) if two else "-"
-        ji = pair(tl["jain"], n3["jain"] if n3 else None, f3) if two else "-"
-        lines.append(f"| {case['name']} | {g1} | {g2} | {tot} | {sh} | {ji} |")
-    lines.append("")
-    lines.append("Queue and losses, same layout. Mean queue: time-averaged packets waiting "
-                 "in the bottleneck queue over the window. Drops: data packets dropped at the "
-                 "bottleneck in the window (loss rate = drops / arrivals). RTOs, fast "
-                 "recoveries and retransmitted segments are per flow (flow 1 + cubic) over "
-                 "the whole run.")
-    lines.append("")
-    lines.append("| case | mean queue (packets) | drops (loss rate) | RTOs | fast recoveries | retransmitted segments |")
-    lines.append("|---|---|---|---|---|---|")
-    for case, tl, n3 in rows:
-        mq = pair(tl["mean_queue_packets"], n3["mean_queue_packets"] if n3 else None, f2)
-        lo = f"{loss_cell(tl)} \\| {loss_cell(n3)}"
-        rto = f"{per_flow(tl, 'timeouts')} \\| {per_flow(n3, 'timeouts')}"
-        fr = f"{per_flow(tl, 'fast_retransmits')} \\| {per_flow(n3, 'fast_retransmits')}"
-        rt = f"{per_flow(tl, 'retransmitted')} \\| {per_flow(n3, 'retransmitted')}"
-        lines.append(f"| {case['name']} | {mq} | {lo} | {rto} | {fr} | {rt} |")
-    lines.append("")
-    return "\n".join(lines)
+        g1 = cell(tl, ns, lambda r: r["goodput_bps"][0], mbps)
+        g2 = cell(tl, ns, lambda r: r["goodput_bps"][1], mbps) if two else "-"
+        sh = cell(tl, ns, share, pct) if two else "-"
+        ji = cell(tl, ns, lambda r: r["jain"], f3) if two else "-"
+        L.append(f"| {case['name']} | {g1} | {g2} | {sh} | {ji} |")
+    L.append("")
+    L.append("Same layout. Total goodput in Mbit/s. Mean queue: time-averaged packets waiting "
+             "in the bottleneck queue over the window. Drops: data packets dropped at the "
+             "bottleneck in the window (loss rate = drops / arrivals). RTOs, fast recoveries "
+             "and retransmitted segments: per flow (flow 1 + cubic), whole run.")
+    L.append("")
+    L.append("| case | total goodput | mean queue (packets) | drops (loss rate) | RTOs | fast recoveries | retransmitted segments |")
+    L.append("|---|---|---|---|---|---|---|")
+    for case, tl, ns in rows:
+        tot = cell(tl, ns, lambda r: sum(r["goodput_bps"]), mbps)
+        mq = cell(tl, ns, lambda r: r["mean_queue_packets"], f2)
+        lo = cell(tl, ns, loss, str)
+        rto = cell(tl, ns, per_flow("timeouts"), str)
+        fr = cell(tl, ns, per_flow("fast_retransmits"), str)
+        rt = cell(tl, ns, per_flow("retransmitted"), str)
+        L.append(f"| {case['name']} | {tot} | {mq} | {lo} | {rto} | {fr} | {rt} |")
+    L.append("")
+    return "\n".join(L)
 
 
 def render(results, meta):
     # results: list of (case, tl, ns3-or-None)
     by_db = {}
-    for case, tl, n3 in results:
-        by_db.setdefault(case["dumbbell"], []).append((case, tl, n3))
+    for case, tl, ns in results:
+        by_db.setdefault(case["dumbbell"], []).append((case, tl, ns))
     tables = "\n".join(results_tables(dumbbell(k), by_db[k]) for k in by_db)
-    R = {(c["dumbbell"], c["name"]): (tl, n3) for c, tl, n3 in results}
+    R = {(c["dumbbell"], c["name"]): (tl, *ns) for c, tl, ns in results}
     return DOC_TEMPLATE(meta, tables, R)
 
 
@@ -710,22 +720,26 @@ def main(argv=None):
             f"({tl_res[i]['wall_seconds']:.2f} s)")
 
     ns_idx = [i for i, c in enumerate(all_cases) if all(NS3_CC[cc] for cc in c["ccs"])]
-    log(f"ns-3: {len(ns_idx)} cases, one subprocess each, {args.jobs} in parallel "
-        f"(~11 s import per subprocess)")
-    ns_res = {}
+    jobs = [(i, var) for var in NS3_VARIANTS for i in ns_idx]
+    log(f"ns-3: {len(ns_idx)} cases x {len(NS3_VARIANTS)} recovery variants = {len(jobs)} runs, "
+        f"one subprocess each, {args.jobs} in parallel (~11 s import per subprocess)")
+    ns_res = {var: {} for var in NS3_VARIANTS}
     with cf.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as ex:
-        futs = {ex.submit(run_ns3, all_cases[i], duration, window_start): i for i in ns_idx}
+        futs = {ex.submit(run_ns3, all_cases[i], duration, window_start,
+                          {"ns3_defaults": NS3_VARIANTS[var]["defaults"]}): (i, var)
+                for i, var in jobs}
         done = 0
         for f in cf.as_completed(futs):
-            i = futs[f]
-            ns_res[i] = f.result()
+            i, var = futs[f]
+            r = ns_res[var][i] = f.result()
             done += 1
             c = all_cases[i]
-            log(f"  [{done}/{len(ns_idx)}] {c['dumbbell']} {c['name']}: "
-                f"{' + '.join(mbps(g) for g in ns_res[i]['goodput_bps'])} Mbit/s "
-                f"(Run {ns_res[i]['wall_seconds']:.2f} s, process {ns_res[i]['process_seconds']:.1f} s)")
+            log(f"  [{done}/{len(jobs)}] {c['dumbbell']} {c['name']} ({var}): "
+                f"{' + '.join(mbps(g) for g in r['goodput_bps'])} Mbit/s "
+                f"(Run {r['wall_seconds']:.2f} s, process {r['process_seconds']:.1f} s)")
 
-    results = [(c, tl_res[i], ns_res.get(i)) for i, c in enumerate(all_cases)]
+    results = [(c, tl_res[i], [ns_res[var].get(i) for var in NS3_VARIANTS])
+               for i, c in enumerate(all_cases)]
     import torrentlab
 
     try:
@@ -747,7 +761,8 @@ def main(argv=None):
     }
     if args.json:
         Path(args.json).write_text(json.dumps(
-            {"meta": meta, "results": [{"case": c, "torrentlab": t, "ns3": n} for c, t, n in results]},
+            {"meta": meta, "results": [{"case": c, "torrentlab": t,
+                                        "ns3": dict(zip(NS3_VARIANTS, n))} for c, t, n in results]},
             indent=1))
     page = render(results, meta)
     if args.print:

@@ -129,7 +129,11 @@ def _cmd_bench(args) -> int:
 
         scenario = load_toml(path)
         for flow in scenario["flows"]:
-            flow["cc"] = args.cc
+            if args.cc == "utp":
+                flow.pop("cc", None)
+                flow["transport"] = "utp"
+            else:
+                flow["cc"] = args.cc
         scenario.setdefault("name", Path(path).stem)
     runs = []
     for _ in range(args.warmup + args.repeat):
@@ -199,7 +203,7 @@ def parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("bench", help="time the engine on the benchmark dumbbell (one core)")
     b.add_argument("--scenario", metavar="FILE")
-    b.add_argument("--cc", metavar="NAME", help="run every flow with this congestion controller")
+    b.add_argument("--cc", metavar="NAME", help="run every flow with this congestion controller (or 'utp')")
     b.add_argument("--repeat", type=int, default=5)
     b.add_argument("--warmup", type=int, default=1)
     b.add_argument("--json", action="store_true", help="print one JSON object")
