@@ -185,21 +185,21 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("-q", "--quiet", action="store_true")
     r.set_defaults(func=_cmd_run)
 
-    x = sub.add_parser("reproduce", help="run a published experiment and draw its figures")
-    x.add_argument("experiment", choices=sorted(EXPERIMENTS))
-    x.add_argument("--quick", action="store_true", help="fewer runs, for a first look and for tests")
-    x.add_argument("-o", "--output", metavar="DIR", help="output directory (default results/<experiment>)")
-    x.add_argument("-j", "--jobs", type=int, default=None, help="parallel runs (default: every core)")
-    x.add_argument("-q", "--quiet", action="store_true")
-    x.set_defaults(func=_cmd_reproduce)
+    def many_runs(cmd, help, target, quick, default_dir, func):
+        """A command that runs many scenarios in parallel and writes a directory."""
+        c = sub.add_parser(cmd, help=help)
+        c.add_argument(target[0], metavar=target[1], **target[2])
+        c.add_argument("--quick", action="store_true", help=quick)
+        c.add_argument("-o", "--output", metavar="DIR", help=f"output directory (default results/<{default_dir}>)")
+        c.add_argument("-j", "--jobs", type=int, default=None, help="parallel runs (default: every core)")
+        c.add_argument("-q", "--quiet", action="store_true")
+        c.set_defaults(func=func)
 
-    w = sub.add_parser("sweep", help="run a sweep file (a base scenario x a grid x seeds) on all cores")
-    w.add_argument("file", metavar="FILE")
-    w.add_argument("--quick", action="store_true", help="use the sweep's quick_runs seeds")
-    w.add_argument("-o", "--output", metavar="DIR", help="output directory (default results/<sweep name>)")
-    w.add_argument("-j", "--jobs", type=int, default=None, help="parallel runs (default: every core)")
-    w.add_argument("-q", "--quiet", action="store_true")
-    w.set_defaults(func=_cmd_sweep)
+    many_runs("reproduce", "run a published experiment and draw its figures",
+              ("experiment", "EXPERIMENT", {"choices": sorted(EXPERIMENTS)}),
+              "fewer runs, for a first look and for tests", "experiment", _cmd_reproduce)
+    many_runs("sweep", "run a sweep file (a base scenario x a grid x seeds) on all cores",
+              ("file", "FILE", {}), "use the sweep's quick_runs seeds", "sweep name", _cmd_sweep)
 
     b = sub.add_parser("bench", help="time the engine on the benchmark dumbbell (one core)")
     b.add_argument("--scenario", metavar="FILE")
