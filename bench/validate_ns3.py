@@ -2,7 +2,7 @@
 """Cross-check torrentlab's TCP congestion controllers against ns-3.
 
 Runs the same single-bottleneck dumbbell cases in torrentlab (in this process)
-and in ns-3 (PyPI wheel ``ns3``, one subprocess per case), then writes
+and in ns-3 (PyPI wheel ``ns3``, in subprocesses), then writes
 ``docs/validation.md`` (or prints it with ``--print``).
 
     python3 bench/validate_ns3.py            # full: 60 s per case, window [10 s, 60 s]
@@ -19,24 +19,28 @@ no delayed ACKs, initial window 10, minimum RTO 200 ms (RFC 6298 formula in
 both tools), all flows start at t = 0.  Per-flow goodput is in-order payload
 delivered to the application in the measurement window.
 
-This is evidence, not a test: nothing is tuned to make the numbers agree.
+ns-3 runs every case twice, with its default loss recovery (PRR) and with
+TcpClassicRecovery, plus a few diagnostic runs (LP and LEDBAT variants, see
+docs/validation.md).  This is evidence, not a test: nothing is tuned to make
+the numbers agree.
 
-Internal use: ``--ns3-case JSON`` runs one ns-3 case and prints one JSON
-object on stdout (the parent process does this in a subprocess per case,
-because the ns3 wheel globs the current directory for its libraries and takes
-~11 s to import).
+The ns-3 runs are spread over ``--jobs`` worker subprocesses
+(``--ns3-batch``): the ns3 wheel globs the current directory for its
+libraries, so a worker chdirs into a fresh temporary directory before its
+~11 s ``from ns import ns``, and then runs its cases one after another
+(``Simulator::Destroy`` between them).  ``--isolated`` runs one subprocess per
+ns-3 case instead (slower, same numbers).
 """
 
 import argparse
-import concurrent.futures as cf
 import datetime as _dt
 import importlib.metadata
 import json
-import math
 import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -44,7 +48,6 @@ REPO = Path(__file__).resolve().parent.parent
 DOC = REPO / "docs" / "validation.md"
 
 MSS = 1448
-PKT = 1500  # IP bytes of a full segment (20 IP + 20 TCP + 12 timestamps + 1448)
 
 NS3_CC = {
     "newreno": "ns3::TcpNewReno",
@@ -55,6 +58,11 @@ NS3_CC = {
     "nice": None,  # no ns-3 implementation
 }
 
+RECOVERY = {
+    "prr": "ns3::TcpPrrRecovery",  # ns-3's default
+    "classic": "ns3::TcpClassicRecovery",
+}
+
 DUMBBELLS = [
     {
         "key": "A",
@@ -63,7 +71,7 @@ DUMBBELLS = [
         "one_way_delay_ms": 25.0,
         "tl_buffer": "40 packets",
         "ns3_queue_packets": 40,
-        "buffer_text": "40 packets (drop-tail, waiting packets)",
+        "buffer_text": "40 packets",
     },
     {
         "key": "B",
@@ -72,22 +80,27 @@ DUMBBELLS = [
         "one_way_delay_ms": 25.0,
         "tl_buffer": "1 s",  # 125,000 bytes at 1 Mbit/s: 83 full 1500-byte packets
         "ns3_queue_packets": 83,
-        "buffer_text": "1 s at capacity = 125,000 bytes, i.e. 83 full packets "
-                       "(torrentlab: byte limit `\"1 s\"`; ns-3: DropTail of 83 packets)",
+        "buffer_text": "1 s at capacity = 125,000 bytes = 83 full packets "
+                       "(torrentlab: `\"1 s\"`, a byte limit; ns-3: a packet limit of 83)",
     },
 ]
 
-# ns-3 runs every case twice: with its default loss recovery (PRR) and with
-# TcpClassicRecovery, which with SACK is RFC 6675 with cwnd = ssthresh, as in
-# torrentlab (see docs/validation.md for why both are shown).
-NS3_VARIANTS = {
-    "prr": {"label": "ns-3 (PRR, default)", "defaults": {}},
-    "classic": {"label": "ns-3 (classic recovery)",
-                "defaults": {"ns3::TcpL4Protocol::RecoveryType": "ns3::TcpClassicRecovery"}},
-}
-
 ALONE = ["newreno", "cubic", "vegas", "lp", "ledbat", "nice"]
 VS_CUBIC = ["newreno", "vegas", "lp", "ledbat", "nice"]
+
+# Diagnostic ns-3 variants (classic recovery), each replacing one ns-3
+# controller by a subclass defined below in NS3_CPP:
+#   lp-linux:  TcpLp that, like Linux tcp_lp, does not grow the window at all
+#              (slow start included) within the inference time-out;
+#   ledbat-cap: TcpLedbat whose per-ACK window cap is "flight before the ACK
+#              + 1 MSS" as in ns-3.47's fixed TcpLedbat, instead of 3.44's
+#              "flight before the ACK", which freezes the window.
+DIAGNOSTICS = {
+    "lp-linux": {"cc": "lp", "type": "ns3::TlvalTcpLpNoGrowthInInference",
+                 "label": "TcpLp + no growth (slow start included) within the inference time-out"},
+    "ledbat-cap": {"cc": "ledbat", "type": "ns3::TlvalTcpLedbatCap",
+                   "label": "TcpLedbat + ns-3.47 window cap (flight + 1 MSS)"},
+}
 
 
 def cases():
@@ -130,6 +143,10 @@ def tl_scenario(case, duration, window_start):
     }
 
 
+def _col(df, *names):
+    return df[next(n for n in names if n in df.columns)]
+
+
 def run_torrentlab(case, duration, window_start):
     import torrentlab
 
@@ -147,19 +164,19 @@ def run_torrentlab(case, duration, window_start):
         "mean_queue_delay_ms": float(s["mean_queue_delay_ms"]),
         "arrived": int(s["bottleneck_arrived_packets"]),
         "drops": int(s["bottleneck_dropped_packets"]),
+        "drops_whole_run": int(s["network_dropped_packets"]),
         "loss_rate": float(s["loss_rate"]),
         "efficiency": float(s["efficiency"]),
         "timeouts": [int(x) for x in fl["timeouts"]],
         "fast_retransmits": [int(x) for x in fl["fast_retransmits"]],
         # (renamed from retransmitted_segments when uTP flows arrived)
-        "retransmitted": [int(x) for x in fl[next(c for c in ("retransmitted_packets",
-                                                               "retransmitted_segments")
-                                                  if c in fl.columns)]],
+        "retransmitted": [int(x) for x in _col(fl, "retransmitted_packets",
+                                                "retransmitted_segments")],
     }
 
 
 # ---------------------------------------------------------------------------
-# ns-3 side (runs in a subprocess: --ns3-case)
+# ns-3 side (runs in worker subprocesses: --ns3-batch)
 # ---------------------------------------------------------------------------
 
 NS3_CPP = r"""
@@ -183,7 +200,6 @@ static uint64_t g_enq = 0, g_drops = 0;   // data packets (IP size > 100 B)
 static double g_winStart = 0.0;
 static double g_areaStart = 0.0;
 static uint64_t g_enqStart = 0, g_dropsStart = 0;
-static uint32_t g_maxLenWin = 0;
 static std::vector<Ptr<Application>> g_sinks, g_bulks;
 static std::vector<uint64_t> g_rxStart;
 static std::vector<uint64_t> g_rto, g_rec, g_retx;
@@ -191,6 +207,17 @@ static std::vector<uint32_t> g_cwnd;
 static std::vector<std::vector<uint32_t>> g_cwndSeries;
 static std::vector<uint32_t> g_qSeries;
 static double g_seriesStep = 0.0;
+
+void Reset()
+{
+    g_q = nullptr;
+    g_lastT = 0.0; g_len = 0; g_area = 0.0; g_maxLen = 0;
+    g_enq = 0; g_drops = 0; g_winStart = 0.0; g_areaStart = 0.0;
+    g_enqStart = 0; g_dropsStart = 0;
+    g_sinks.clear(); g_bulks.clear(); g_rxStart.clear();
+    g_rto.clear(); g_rec.clear(); g_retx.clear(); g_cwnd.clear();
+    g_cwndSeries.clear(); g_qSeries.clear(); g_seriesStep = 0.0;
+}
 
 static void Advance()
 {
@@ -204,13 +231,12 @@ static void QLenCb(uint32_t oldv, uint32_t newv)
     Advance();
     g_len = newv;
     if (newv > g_maxLen) g_maxLen = newv;
-    if (Simulator::Now().GetSeconds() >= g_winStart && newv > g_maxLenWin) g_maxLenWin = newv;
 }
 
 static void EnqCb(Ptr<const Packet> p) { if (p->GetSize() > 100) g_enq++; }
 static void DropCb(Ptr<const Packet> p) { if (p->GetSize() > 100) g_drops++; }
 
-static ns3::Ptr<ns3::Queue<ns3::Packet>> DevQueue(ns3::Ptr<ns3::NetDevice> d)
+static Ptr<Queue<Packet>> DevQueue(Ptr<NetDevice> d)
 {
     Ptr<PointToPointNetDevice> p2p = d->GetObject<PointToPointNetDevice>();
     NS_ABORT_MSG_IF(!p2p, "not a PointToPointNetDevice");
@@ -233,7 +259,7 @@ bool HasRootQueueDisc(Ptr<NetDevice> d)
 // The bottleneck: router -> receiver device.  With no queue disc, a packet
 // that finds the device queue full (stopped) is dropped by the traffic-control
 // layer (TcDrop); the queue's own Drop trace is hooked too.  Only data packets
-// leave the router on this device, and TcDrop on the router is filtered to
+// leave the router on this device, and drops on the router are filtered to
 // data-sized packets (ACKs to the senders are 52 + 2 bytes).
 void WatchBottleneck(Ptr<NetDevice> d)
 {
@@ -308,7 +334,6 @@ static void WindowStart()
     g_areaStart = g_area;
     g_enqStart = g_enq;
     g_dropsStart = g_drops;
-    g_maxLenWin = g_len;
     for (uint32_t i = 0; i < g_sinks.size(); i++) g_rxStart[i] = SinkRx(i);
 }
 
@@ -335,7 +360,6 @@ uint64_t EnqStart() { return g_enqStart; }
 uint64_t Drops() { return g_drops; }
 uint64_t DropsStart() { return g_dropsStart; }
 uint32_t MaxLen() { return g_maxLen; }
-uint32_t MaxLenWin() { return g_maxLenWin; }
 uint64_t RxStart(uint32_t i) { return g_rxStart[i]; }
 uint64_t Rto(uint32_t i) { return g_rto[i]; }
 uint64_t Rec(uint32_t i) { return g_rec[i]; }
@@ -344,22 +368,85 @@ uint32_t SeriesLen() { return g_qSeries.size(); }
 uint32_t CwndAt(uint32_t i, uint32_t k) { return g_cwndSeries[i][k]; }
 uint32_t QAt(uint32_t k) { return g_qSeries[k]; }
 
+// ---- diagnostic controller variants (not ns-3 as released) ----------------
+
+// Read TcpLp's private state flag (standard explicit-instantiation access).
+template <typename Tag, typename Tag::type M>
+struct Rob { friend typename Tag::type get(Tag) { return M; } };
+struct LpFlag { typedef uint32_t TcpLp::*type; friend type get(LpFlag); };
+template struct Rob<LpFlag, &TcpLp::m_flag>;
+static const uint32_t kLpWithinInference = (1 << 4);  // TcpLp::LP_WITHIN_INF
+
+// TcpLp suppresses growth within the inference time-out only in congestion
+// avoidance; Linux tcp_lp suppresses tcp_reno_cong_avoid, i.e. slow start too.
+class TcpLpNoGrowthInInference : public TcpLp
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("ns3::TlvalTcpLpNoGrowthInInference")
+                                .SetParent<TcpLp>()
+                                .AddConstructor<TcpLpNoGrowthInInference>()
+                                .SetGroupName("Internet");
+        return tid;
+    }
+    TcpLpNoGrowthInInference() : TcpLp() {}
+    TcpLpNoGrowthInInference(const TcpLpNoGrowthInInference& o) : TcpLp(o) {}
+    std::string GetName() const override { return "TlvalTcpLpNoGrowthInInference"; }
+    Ptr<TcpCongestionOps> Fork() override { return CopyObject<TcpLpNoGrowthInInference>(this); }
+    void IncreaseWindow(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked) override
+    {
+        if ((this->*get(LpFlag())) & kLpWithinInference) return;
+        TcpLp::IncreaseWindow(tcb, segmentsAcked);
+    }
+};
+
+// ns-3.44 TcpLedbat caps cwnd at (HighTxMark - LastAckedSeq) + acked, and
+// LastAckedSeq is already the new ACK: the cap is the flight before the ACK,
+// so the window cannot grow in congestion avoidance.  ns-3.47 caps at
+// flight before the ACK + AllowedIncrease (1) MSS.  Shift LastAckedSeq back by
+// one MSS around the call to get that cap from the 3.44 code.
+class TcpLedbatCap : public TcpLedbat
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("ns3::TlvalTcpLedbatCap")
+                                .SetParent<TcpLedbat>()
+                                .AddConstructor<TcpLedbatCap>()
+                                .SetGroupName("Internet");
+        return tid;
+    }
+    TcpLedbatCap() : TcpLedbat() {}
+    TcpLedbatCap(const TcpLedbatCap& o) : TcpLedbat(o) {}
+    std::string GetName() const override { return "TlvalTcpLedbatCap"; }
+    Ptr<TcpCongestionOps> Fork() override { return CopyObject<TcpLedbatCap>(this); }
+  protected:
+    void CongestionAvoidance(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked) override
+    {
+        SequenceNumber32 saved = tcb->m_lastAckedSeq;
+        tcb->m_lastAckedSeq = saved - tcb->m_segmentSize;
+        TcpLedbat::CongestionAvoidance(tcb, segmentsAcked);
+        tcb->m_lastAckedSeq = saved;
+    }
+};
+
+void RegisterVariants()
+{
+    TcpLpNoGrowthInInference::GetTypeId();
+    TcpLedbatCap::GetTypeId();
+}
+
 } // namespace tlval
 """
 
 
-def ns3_worker(case):
-    """Run one ns-3 case; return a dict (called in a fresh subprocess)."""
-    # The ns3 wheel finds its shared libraries by globbing the current
-    # directory recursively: run from a fresh empty directory.
-    os.chdir(tempfile.mkdtemp(prefix="validate_ns3_"))
-    from ns import ns  # slow (~11 s)
-
-    ns.cppyy.cppdef(NS3_CPP)
-    tl = ns.cppyy.gbl.tlval
+def ns3_case(ns, tl, case):
+    """Build, run and measure one ns-3 case (ns imported, helpers defined)."""
     db = dumbbell(case["dumbbell"])
     duration = float(case["duration"])
     window_start = float(case["window_start"])
+    tl.Reset()
 
     C = ns.Config.SetDefault
     C("ns3::TcpSocket::SegmentSize", ns.UintegerValue(MSS))
@@ -371,9 +458,8 @@ def ns3_worker(case):
     C("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(True))
     C("ns3::TcpSocketBase::WindowScaling", ns.BooleanValue(True))
     C("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.MilliSeconds(200)))
-    # Loss recovery: ns-3's default (TcpPrrRecovery) is kept.
-    for k, v in case.get("ns3_defaults", {}).items():  # optional extra defaults
-        C(k, ns.StringValue(v))
+    C("ns3::TcpL4Protocol::RecoveryType",
+      ns.TypeIdValue(ns.TypeId.LookupByName(RECOVERY[case["recovery"]])))
 
     n = len(case["ccs"])
     senders = ns.NodeContainer()
@@ -382,10 +468,11 @@ def ns3_worker(case):
     others.Create(2)
     router, rx = others.Get(0), others.Get(1)
     ns.InternetStackHelper().InstallAll()
+    override = case.get("cc_override", {})
     for i, cc in enumerate(case["ccs"]):
         node = senders.Get(i)
         ns.Config.Set(f"/NodeList/{node.GetId()}/$ns3::TcpL4Protocol/SocketType",
-                      ns.TypeIdValue(ns.TypeId.LookupByName(NS3_CC[cc])))
+                      ns.TypeIdValue(ns.TypeId.LookupByName(override.get(cc, NS3_CC[cc]))))
 
     tch = ns.TrafficControlHelper()
     all_devs = []
@@ -452,8 +539,8 @@ def ns3_worker(case):
 
     win = duration - window_start
     goodput = [(int(tl.SinkRx(i)) - int(tl.RxStart(i))) * 8 / win for i in range(n)]
-    arrived = (int(tl.Enq()) - int(tl.EnqStart())) + (int(tl.Drops()) - int(tl.DropsStart()))
     drops = int(tl.Drops()) - int(tl.DropsStart())
+    arrived = (int(tl.Enq()) - int(tl.EnqStart())) + drops
     out = {
         "tool": "ns-3",
         "ns3_version": importlib.metadata.version("ns3"),
@@ -463,6 +550,7 @@ def ns3_worker(case):
         "mean_queue_packets": (float(tl.Area()) - float(tl.AreaStart())) / win,
         "arrived": arrived,
         "drops": drops,
+        "drops_whole_run": int(tl.Drops()),
         "loss_rate": drops / arrived if arrived else 0.0,
         "max_queue_packets": int(tl.MaxLen()),
         "timeouts": [int(tl.Rto(i)) for i in range(n)],
@@ -478,17 +566,65 @@ def ns3_worker(case):
     return out
 
 
-def run_ns3(case, duration, window_start, extra=None):
-    spec = dict(case, duration=duration, window_start=window_start, **(extra or {}))
-    t0 = time.perf_counter()
-    p = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--ns3-case", json.dumps(spec)],
-                       capture_output=True, text=True, cwd=tempfile.gettempdir())
-    if p.returncode != 0:
-        raise RuntimeError(f"ns-3 case {case['dumbbell']} {case['name']} failed "
-                           f"(exit {p.returncode}):\n{p.stderr[-4000:]}")
-    res = json.loads(p.stdout.strip().splitlines()[-1])
-    res["process_seconds"] = time.perf_counter() - t0
-    return res
+def ns3_batch_worker(specs):
+    """Subprocess body: import ns-3 once, run the cases, one JSON line each."""
+    # The ns3 wheel finds its shared libraries by globbing the current
+    # directory recursively: run from a fresh empty directory.
+    os.chdir(tempfile.mkdtemp(prefix="validate_ns3_"))
+    from ns import ns  # slow (~11 s)
+
+    ns.cppyy.cppdef(NS3_CPP)
+    tl = ns.cppyy.gbl.tlval
+    tl.RegisterVariants()
+    for spec in specs:
+        res = ns3_case(ns, tl, spec)
+        print(json.dumps({"key": spec["key"], "result": res}), flush=True)
+
+
+def run_ns3_batches(specs, jobs, isolated, on_result):
+    """Run ns-3 specs in worker subprocesses; call on_result(spec, result)."""
+    if isolated:
+        batches = [[s] for s in specs]
+    else:
+        batches = [specs[i::jobs] for i in range(min(jobs, len(specs)))]
+    by_key = {s["key"]: s for s in specs}
+    lock = threading.Lock()
+    errors = []
+    pending = list(batches)
+
+    def worker():
+        while True:
+            with lock:
+                if not pending:
+                    return
+                batch = pending.pop(0)
+            err = tempfile.TemporaryFile(mode="w+")
+            p = subprocess.Popen([sys.executable, str(Path(__file__).resolve()),
+                                  "--ns3-batch", json.dumps(batch)],
+                                 stdout=subprocess.PIPE, stderr=err, text=True,
+                                 cwd=tempfile.gettempdir())
+            got = 0
+            for line in p.stdout:
+                line = line.strip()
+                if not line.startswith("{"):
+                    continue
+                msg = json.loads(line)
+                got += 1
+                with lock:
+                    on_result(by_key[msg["key"]], msg["result"])
+            p.wait()
+            if p.returncode != 0 or got != len(batch):
+                err.seek(0)
+                errors.append(f"ns-3 worker failed (exit {p.returncode}) after {got}/{len(batch)} "
+                              f"cases:\n{err.read()[-4000:]}")
+
+    threads = [threading.Thread(target=worker) for _ in range(max(1, jobs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise RuntimeError("\n".join(errors))
 
 
 # ---------------------------------------------------------------------------
@@ -517,10 +653,10 @@ def pct(x):
     return f"{100 * x:.1f} %"
 
 
-def cell(tl, ns, get, fmt):
-    """'torrentlab | ns-3 PRR | ns-3 classic' for one quantity."""
+def cell(runs, get, fmt):
+    """'a \\| b \\| c' for one quantity over several runs (None: n/a)."""
     vals = []
-    for r in [tl] + list(ns):
+    for r in runs:
         v = get(r) if r is not None else None
         vals.append("n/a" if v is None else fmt(v))
     return " \\| ".join(vals)
@@ -542,25 +678,23 @@ def loss(r):
 
 
 def results_tables(db, rows):
-    cap = db["capacity_mbps"]
-    L = []
-    L.append(f"### {db['title']}")
+    """rows: (case, [torrentlab, ns-3 prr, ns-3 classic])."""
+    L = [f"### {db['title']}", ""]
+    L.append(f"Bottleneck {db['capacity_mbps']:g} Mbit/s, one-way delay "
+             f"{db['one_way_delay_ms']:g} ms, buffer {db['buffer_text']}.")
     L.append("")
-    L.append(f"Bottleneck {cap:g} Mbit/s, one-way delay {db['one_way_delay_ms']:g} ms, "
-             f"buffer {db['buffer_text']}.")
-    L.append("")
-    L.append("Each cell is **torrentlab \\| ns-3 with PRR (its default) \\| ns-3 with "
-             "classic recovery**. Goodput in Mbit/s over the window. Share: the first "
-             "(non-cubic) flow's fraction of the total goodput.")
+    L.append("Each cell is **torrentlab \\| ns-3 PRR (default) \\| ns-3 classic recovery**. "
+             "Goodput in Mbit/s over the window. Share: the first (non-cubic) flow's "
+             "fraction of the total goodput.")
     L.append("")
     L.append("| case | flow 1 goodput | cubic goodput | share of flow 1 | Jain index |")
     L.append("|---|---|---|---|---|")
-    for case, tl, ns in rows:
+    for case, runs in rows:
         two = len(case["ccs"]) == 2
-        g1 = cell(tl, ns, lambda r: r["goodput_bps"][0], mbps)
-        g2 = cell(tl, ns, lambda r: r["goodput_bps"][1], mbps) if two else "-"
-        sh = cell(tl, ns, share, pct) if two else "-"
-        ji = cell(tl, ns, lambda r: r["jain"], f3) if two else "-"
+        g1 = cell(runs, lambda r: r["goodput_bps"][0], mbps)
+        g2 = cell(runs, lambda r: r["goodput_bps"][1], mbps) if two else "-"
+        sh = cell(runs, share, pct) if two else "-"
+        ji = cell(runs, lambda r: r["jain"], f3) if two else "-"
         L.append(f"| {case['name']} | {g1} | {g2} | {sh} | {ji} |")
     L.append("")
     L.append("Same layout. Total goodput in Mbit/s. Mean queue: time-averaged packets waiting "
@@ -568,101 +702,122 @@ def results_tables(db, rows):
              "bottleneck in the window (loss rate = drops / arrivals). RTOs, fast recoveries "
              "and retransmitted segments: per flow (flow 1 + cubic), whole run.")
     L.append("")
-    L.append("| case | total goodput | mean queue (packets) | drops (loss rate) | RTOs | fast recoveries | retransmitted segments |")
+    L.append("| case | total goodput | mean queue (packets) | drops (loss rate) | RTOs "
+             "| fast recoveries | retransmitted segments |")
     L.append("|---|---|---|---|---|---|---|")
-    for case, tl, ns in rows:
-        tot = cell(tl, ns, lambda r: sum(r["goodput_bps"]), mbps)
-        mq = cell(tl, ns, lambda r: r["mean_queue_packets"], f2)
-        lo = cell(tl, ns, loss, str)
-        rto = cell(tl, ns, per_flow("timeouts"), str)
-        fr = cell(tl, ns, per_flow("fast_retransmits"), str)
-        rt = cell(tl, ns, per_flow("retransmitted"), str)
+    for case, runs in rows:
+        tot = cell(runs, lambda r: sum(r["goodput_bps"]), mbps)
+        mq = cell(runs, lambda r: r["mean_queue_packets"], f2)
+        lo = cell(runs, loss, str)
+        rto = cell(runs, per_flow("timeouts"), str)
+        fr = cell(runs, per_flow("fast_retransmits"), str)
+        rt = cell(runs, per_flow("retransmitted"), str)
         L.append(f"| {case['name']} | {tot} | {mq} | {lo} | {rto} | {fr} | {rt} |")
     L.append("")
     return "\n".join(L)
 
 
+def diagnostics_table(R, diag):
+    """R[(db, case name)] -> dict of runs; diag: DIAGNOSTICS key."""
+    cc = DIAGNOSTICS[diag]["cc"]
+    L = ["| case | goodput of the " + cc + " flow (Mbit/s) | share of the " + cc
+         + " flow | mean queue (packets) |", "|---|---|---|---|"]
+    for db in DUMBBELLS:
+        for name in (f"{cc} alone", f"{cc} vs cubic"):
+            runs = R.get((db["key"], name))
+            if not runs or diag not in runs:
+                continue
+            rr = [runs["torrentlab"], runs["classic"], runs[diag]]
+            g = cell(rr, lambda r: r["goodput_bps"][0], mbps)
+            sh = cell(rr, share, pct) if name.endswith("cubic") else "-"
+            mq = cell(rr, lambda r: r["mean_queue_packets"], f2)
+            L.append(f"| {db['key']}: {name} | {g} | {sh} | {mq} |")
+    return "\n".join(L)
+
+
 def render(results, meta):
-    # results: list of (case, tl, ns3-or-None)
+    """results: list of (case, {"torrentlab": r, "prr": r, "classic": r, diag: r, ...})."""
     by_db = {}
-    for case, tl, ns in results:
-        by_db.setdefault(case["dumbbell"], []).append((case, tl, ns))
+    for case, runs in results:
+        by_db.setdefault(case["dumbbell"], []).append(
+            (case, [runs["torrentlab"], runs.get("prr"), runs.get("classic")]))
     tables = "\n".join(results_tables(dumbbell(k), by_db[k]) for k in by_db)
-    R = {(c["dumbbell"], c["name"]): (tl, *ns) for c, tl, ns in results}
-    return DOC_TEMPLATE(meta, tables, R)
+    R = {(c["dumbbell"], c["name"]): runs for c, runs in results}
+    return page_text(meta, tables, R)
 
 
-def DOC_TEMPLATE(meta, tables, R):  # noqa: N802  (the page text lives in validation_text())
-    return validation_text(meta, tables, R)
-
-
-def validation_text(meta, tables, R):
+def page_text(meta, tables, R):
     m = meta
     return f"""# Validation against ns-3
 
 This page compares torrentlab's TCP congestion controllers with the
 implementations in [ns-3](https://www.nsnam.org/) on the same dumbbell. It is
 evidence, not a pass/fail test: nothing on either side was tuned to make the
-numbers agree. Where they disagree, the section
-[Differences and why](#differences-and-why) says what we know about the cause.
+numbers agree. Where they disagree, [Differences and why](#differences-and-why)
+says what we found out about the cause, and what we could not explain.
 
 - Measured on {m['date']} with ns-3 {m['ns3_version']} (PyPI wheel `ns3`) and
   torrentlab {m['torrentlab_version']} (git `{m['git']}`).
-- Command: `{m['command']}` ({m['duration']:g} simulated seconds per case,
-  measurement window [{m['window_start']:g} s, {m['duration']:g} s]; wall time
-  {m['wall']:.0f} s on {m['cpus']} CPUs, nearly all of it ns-3's ~11 s import
-  per case).
+- Command: `{m['command']}`: {m['duration']:g} simulated seconds per case,
+  measurement window [{m['window_start']:g} s, {m['duration']:g} s]. Wall time
+  {m['wall']:.0f} s on {m['cpus']} CPUs, most of it ns-3.
 - `python3 bench/validate_ns3.py --quick` runs 20 s per case (window from 5 s);
-  `--print` prints the page instead of writing it.
+  `--print` prints this page instead of writing `docs/validation.md`;
+  `--json FILE` also saves every number.
 
 ## What is compared
 
 ```
 sender 1 --+
-           +-- router ==[drop-tail queue]== bottleneck link ==> receiver
-sender 2 --+            (capacity, one-way delay)
+           +-- router --[drop-tail queue]-- bottleneck link --> receiver
+sender 2 --+             (capacity, one-way delay 25 ms)
 ```
 
 One or two long-lived flows, each from its own sender host, all starting at
-t = 0 and sending for the whole run. The only queue that fills is the
-bottleneck's. ACKs return on an uncongested path. RTT = 2 x one-way delay =
-50 ms plus queueing.
+t = 0 and sending for the whole run. Only the bottleneck queue fills. ACKs
+return on an uncongested path. RTT = 2 x one-way delay = 50 ms plus queueing.
 
 **Cases.** For each dumbbell: each controller alone (newreno, cubic, vegas, lp,
 ledbat, nice), and each of newreno, vegas, lp, ledbat and nice against one
-cubic flow. TCP Nice has no ns-3 implementation: it runs in torrentlab only
-(ns-3 column "n/a").
+cubic flow. TCP Nice has no ns-3 implementation. It runs in torrentlab only,
+and its ns-3 cells say "n/a".
 
 **Settings common to both tools.** MSS 1448 bytes with RFC 7323 timestamps,
 so a full segment is a 1500-byte IP packet. SACK on. Every segment is ACKed
 (no delayed ACKs). Initial window 10 segments. RTO = max(200 ms, SRTT +
-max(1 ms, 4 RTTVAR)), initial RTO 1 s. Send and receive buffers large enough
-never to limit the window. Each application always has data to send.
+max(1 ms, 4 RTTVAR)), initial RTO 1 s. The send and receive buffers never limit
+the window. Each application always has data to send. Every controller keeps
+its default parameters, except that torrentlab's LEDBAT target is set to ns-3's
+100 ms (torrentlab's default is 25 ms).
 
-**Measurements.** Per-flow goodput = in-order payload bytes delivered to the
-receiving application in the window x 8 / window length (torrentlab:
-`flows.window_rate_bps` with `metrics.summary_start`; ns-3: `PacketSink`
-`TotalRx` sampled at the window start and at the end). Jain's index over the
-flows' goodputs. Mean queue = time average of the number of packets waiting in
-the bottleneck queue (not counting the one being transmitted) over the window
-(ns-3: the device queue's `PacketsInQueue` trace, integrated exactly). Drops =
-data packets dropped at the bottleneck in the window; loss rate = drops /
-packets arriving at the bottleneck in the window. RTOs, fast recoveries and
-retransmitted segments are whole-run counts per flow (ns-3: RTO expiries
-detected as doublings of the `RTO` trace, entries into `CA_RECOVERY` from the
-`CongState` trace, and the socket's `Retransmission` trace).
+**Measurements.** Everything except the last three columns is measured over
+the window [{m['window_start']:g} s, {m['duration']:g} s], which skips slow start.
+- Per-flow goodput: in-order payload bytes delivered to the receiving
+  application in the window x 8 / window length. In torrentlab this is
+  `flows.window_rate_bps` with `metrics.summary_start`. In ns-3 it is
+  `PacketSink::GetTotalRx()` sampled at the window start and at the end.
+- Jain's index over the flows' goodputs.
+- Mean queue: the time average of the number of packets waiting in the
+  bottleneck queue, not counting the one being transmitted. In ns-3 the device
+  queue's `PacketsInQueue` trace is integrated exactly.
+- Drops: data packets dropped at the bottleneck. Loss rate = drops / packets
+  that arrived at the bottleneck.
+- RTOs, fast recoveries and retransmitted segments are counted per flow over
+  the whole run. In ns-3: RTO expiries are the doublings of the socket's `RTO`
+  trace, fast recoveries are entries into `CA_RECOVERY` (`CongState` trace), and
+  retransmissions come from the `Retransmission` trace.
 
 | | torrentlab | ns-3 |
 |---|---|---|
-| topology | built-in dumbbell: per-flow sender host, core delay, receiver downlink = bottleneck | senders -(1 Gbit/s, 0 ms, point-to-point)- router -(bottleneck point-to-point link, one-way delay on this link)- receiver |
-| bottleneck queue | drop-tail, limit counts waiting packets (A: `"40 packets"`; B: `"1 s"` = 125,000 bytes = 83 packets) | `PointToPointNetDevice` `DropTailQueue<Packet>` (A: 40 packets; B: 83 packets, packet-limited), traffic control uninstalled (`TrafficControlHelper::Uninstall`, checked), so the device queue is the only queue; a packet arriving at a full queue is dropped in the traffic-control layer (`TcDrop`) |
-| packet on the wire | 1500 bytes | 1502 bytes (PPP header): the link carries 0.13 % fewer packets per second |
-| ACK path | unlimited | receiver->router direction of the bottleneck link at 1 Gbit/s, same 25 ms delay |
-| TCP preset | `preset = "rfc"`, `initial_window = 10`, `min_rto = "200 ms"`, `delayed_ack = false`, `sack = true`, `timestamps = true` | `SegmentSize` 1448, `DelAckCount` 1, `InitialCwnd` 10, `MinRto` 200 ms, `Sack` true, `Timestamp` true, `WindowScaling` true, `Snd/RcvBufSize` 4 MiB |
-| loss recovery | RFC 6675 SACK scoreboard, cwnd = ssthresh on entry (no PRR) | ns-3 default `TcpPrrRecovery` (RFC 6937 PRR) over its RFC 6675 scoreboard; limited transmit on |
-| controllers | `newreno`, `cubic`, `vegas`, `lp`, `ledbat` (with `[ledbat] target = "100 ms"`), `nice` | `TcpNewReno`, `TcpCubic`, `TcpVegas`, `TcpLp`, `TcpLedbat`, all with their default attributes, set per sender node through `/NodeList/<id>/$ns3::TcpL4Protocol/SocketType` |
+| topology | built-in dumbbell: a sender host per flow, core delay, receiver downlink = bottleneck | senders -(1 Gbit/s, 0 ms)- router -(bottleneck, 25 ms)- receiver, all point-to-point links; the whole one-way delay is on the bottleneck link |
+| bottleneck queue | drop-tail; the limit counts waiting packets. A: `"40 packets"`. B: `"1 s"`, a byte limit of 125,000 bytes = 83 packets | the router's `PointToPointNetDevice` queue (`DropTailQueue<Packet>`, packet limit; A: 40, B: 83). Traffic control is uninstalled (`TrafficControlHelper::Uninstall`, and the script checks it), so the device queue is the only queue. A packet that finds it full is dropped in the traffic-control layer (`TcDrop`) |
+| packet on the wire | 1500 bytes | 1502 bytes (PPP header): the bottleneck carries 0.13 % fewer packets per second |
+| ACK path | unlimited | receiver-to-router direction of the bottleneck link at 1 Gbit/s, same 25 ms |
+| TCP | `preset = "rfc"`, `initial_window = 10`, `min_rto = "200 ms"`, `delayed_ack = false`, `sack = true`, `timestamps = true` | `SegmentSize` 1448, `DelAckCount` 1, `InitialCwnd` 10, `MinRto` 200 ms, `Sack`, `Timestamp` and `WindowScaling` on, `SndBufSize`/`RcvBufSize` 4 MiB |
+| loss recovery | RFC 6675 SACK scoreboard; on entry cwnd = ssthresh; sends while cwnd - pipe >= 1 MSS (no PRR) | run twice: the default `TcpPrrRecovery` (RFC 6937 PRR), and `TcpClassicRecovery`, which with SACK keeps cwnd = ssthresh and sends by RFC 6675 pipe, like torrentlab. Limited transmit on (default) |
+| controllers | `newreno`, `cubic`, `vegas`, `lp`, `ledbat` (`[ledbat] target = "100 ms"`), `nice` | `TcpNewReno`, `TcpCubic`, `TcpVegas`, `TcpLp`, `TcpLedbat` with default attributes, set per sender node (`/NodeList/<id>/$ns3::TcpL4Protocol/SocketType`) |
 | connection set-up | none: data flows from t = 0 | three-way handshake first (one RTT) |
-| timestamps | exact simulated time (ns) for RTT and one-way delay | 1 ms ticks (`TcpOptionTS`) |
+| timestamps | exact simulated time (ns); on the wire, microsecond ticks | millisecond ticks (`TcpOptionTS`) |
 
 ## Results
 
@@ -673,13 +828,14 @@ detected as doublings of the `RTO` trace, entries into `CA_RECOVERY` from the
 """
 
 
+def _g(R, db, name, tool, key, i=0):
+    r = R[(db, name)][tool]
+    v = r[key]
+    return v[i] if isinstance(v, list) else v
+
+
 def differences_text(R, m):
-    return DIFFERENCES.strip()
-
-
-DIFFERENCES = """
-(to be written after a full run)
-"""
+    return "(to be written)"
 
 
 # ---------------------------------------------------------------------------
@@ -689,11 +845,14 @@ DIFFERENCES = """
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="20 s per case, window from 5 s")
-    p.add_argument("--print", action="store_true", help="print the page instead of writing docs/validation.md")
+    p.add_argument("--print", action="store_true",
+                   help="print the page instead of writing docs/validation.md")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
-                   help="ns-3 subprocesses in parallel (default: CPU count)")
-    p.add_argument("--json", metavar="FILE", help="also write the raw results as JSON")
-    p.add_argument("--ns3-case", metavar="JSON", help=argparse.SUPPRESS)
+                   help="ns-3 worker subprocesses in parallel (default: CPU count)")
+    p.add_argument("--isolated", action="store_true",
+                   help="one ns-3 subprocess per case (slower; same numbers)")
+    p.add_argument("--json", metavar="FILE", help="also write every result as JSON")
+    p.add_argument("--ns3-batch", metavar="JSON", help=argparse.SUPPRESS)
     return p.parse_args(argv)
 
 
@@ -701,45 +860,55 @@ def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
 
+def ns3_specs(all_cases, duration, window_start):
+    specs = []
+    for i, c in enumerate(all_cases):
+        if not all(NS3_CC[cc] for cc in c["ccs"]):
+            continue
+        for rec in ("prr", "classic"):
+            specs.append(dict(c, key=f"{i}/{rec}", recovery=rec,
+                              duration=duration, window_start=window_start))
+        for diag, d in DIAGNOSTICS.items():
+            if d["cc"] in c["ccs"]:
+                specs.append(dict(c, key=f"{i}/{diag}", recovery="classic",
+                                  cc_override={d["cc"]: d["type"]},
+                                  duration=duration, window_start=window_start))
+    return specs
+
+
 def main(argv=None):
     args = parse_args(argv)
-    if args.ns3_case:
-        print(json.dumps(ns3_worker(json.loads(args.ns3_case))))
+    if args.ns3_batch:
+        ns3_batch_worker(json.loads(args.ns3_batch))
         return
 
     duration, window_start = (20.0, 5.0) if args.quick else (60.0, 10.0)
     t_start = time.perf_counter()
     all_cases = cases()
+    runs = [dict() for _ in all_cases]
 
     log(f"torrentlab: {len(all_cases)} cases, {duration:g} s each")
-    tl_res = {}
     for i, c in enumerate(all_cases):
-        tl_res[i] = run_torrentlab(c, duration, window_start)
+        r = runs[i]["torrentlab"] = run_torrentlab(c, duration, window_start)
         log(f"  [{i + 1}/{len(all_cases)}] {c['dumbbell']} {c['name']}: "
-            f"{' + '.join(mbps(g) for g in tl_res[i]['goodput_bps'])} Mbit/s "
-            f"({tl_res[i]['wall_seconds']:.2f} s)")
+            f"{' + '.join(mbps(g) for g in r['goodput_bps'])} Mbit/s ({r['wall_seconds']:.2f} s)")
 
-    ns_idx = [i for i, c in enumerate(all_cases) if all(NS3_CC[cc] for cc in c["ccs"])]
-    jobs = [(i, var) for var in NS3_VARIANTS for i in ns_idx]
-    log(f"ns-3: {len(ns_idx)} cases x {len(NS3_VARIANTS)} recovery variants = {len(jobs)} runs, "
-        f"one subprocess each, {args.jobs} in parallel (~11 s import per subprocess)")
-    ns_res = {var: {} for var in NS3_VARIANTS}
-    with cf.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as ex:
-        futs = {ex.submit(run_ns3, all_cases[i], duration, window_start,
-                          {"ns3_defaults": NS3_VARIANTS[var]["defaults"]}): (i, var)
-                for i, var in jobs}
-        done = 0
-        for f in cf.as_completed(futs):
-            i, var = futs[f]
-            r = ns_res[var][i] = f.result()
-            done += 1
-            c = all_cases[i]
-            log(f"  [{done}/{len(jobs)}] {c['dumbbell']} {c['name']} ({var}): "
-                f"{' + '.join(mbps(g) for g in r['goodput_bps'])} Mbit/s "
-                f"(Run {r['wall_seconds']:.2f} s, process {r['process_seconds']:.1f} s)")
+    specs = ns3_specs(all_cases, duration, window_start)
+    jobs = max(1, min(args.jobs, len(specs)))
+    log(f"ns-3: {len(specs)} runs in {len(specs) if args.isolated else jobs} subprocess(es), "
+        f"{jobs} at a time (~11 s import each)")
+    done = [0]
 
-    results = [(c, tl_res[i], [ns_res[var].get(i) for var in NS3_VARIANTS])
-               for i, c in enumerate(all_cases)]
+    def on_result(spec, res):
+        i, variant = spec["key"].split("/")
+        runs[int(i)][variant] = res
+        done[0] += 1
+        log(f"  [{done[0]}/{len(specs)}] {spec['dumbbell']} {spec['name']} ({variant}): "
+            f"{' + '.join(mbps(g) for g in res['goodput_bps'])} Mbit/s "
+            f"(Run {res['wall_seconds']:.2f} s)")
+
+    run_ns3_batches(specs, jobs, args.isolated, on_result)
+
     import torrentlab
 
     try:
@@ -759,11 +928,10 @@ def main(argv=None):
         "wall": time.perf_counter() - t_start,
         "cpus": os.cpu_count(),
     }
+    results = list(zip(all_cases, runs))
     if args.json:
         Path(args.json).write_text(json.dumps(
-            {"meta": meta, "results": [{"case": c, "torrentlab": t,
-                                        "ns3": dict(zip(NS3_VARIANTS, n))} for c, t, n in results]},
-            indent=1))
+            {"meta": meta, "results": [{"case": c, "runs": r} for c, r in results]}, indent=1))
     page = render(results, meta)
     if args.print:
         print(page)
