@@ -136,6 +136,7 @@ pub struct RawTcp {
     pub timestamps: Option<bool>,
     pub receive_window: Option<SizeStr>,
     pub sack: Option<bool>,
+    pub tso: Option<bool>,
 }
 
 impl RawTcp {
@@ -153,6 +154,7 @@ impl RawTcp {
             timestamps: over.timestamps.or(self.timestamps),
             receive_window: over.receive_window.or(self.receive_window),
             sack: over.sack.or(self.sack),
+            tso: over.tso.or(self.tso),
         }
     }
 }

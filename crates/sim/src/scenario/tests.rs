@@ -281,3 +281,11 @@ fn utp_settings_are_checked_against_their_rfc_limits() {
     let e = bad("cc = \"ledbat\"", "transport = \"utp\"\nutp = { packet_size = 100 }");
     assert_eq!(e.field, "flows[1].utp.packet_size");
 }
+
+#[test]
+fn tso_allows_whole_segments_in_a_64_kib_packet() {
+    let s = parse(&GOOD.replace("[[flows]]\ncc = \"newreno\"", "[tcp]\ntso = true\n\n[[flows]]\ncc = \"newreno\""))
+        .unwrap();
+    assert_eq!(s.flows[0].tcp.tso_max, Some(45 * 1448));
+    assert_eq!(parse(GOOD).unwrap().flows[0].tcp.tso_max, None);
+}

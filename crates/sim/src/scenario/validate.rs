@@ -3,7 +3,7 @@
 
 use torrentlab_engine::Duration;
 use torrentlab_net::{BufferLimit, LinkConfig};
-use torrentlab_transport::tcp::TcpConfig;
+use torrentlab_transport::tcp::{TcpConfig, TSO_MAX_PACKET};
 
 use super::controllers;
 use super::raw::{
@@ -225,6 +225,7 @@ fn has_field(t: &RawTcp, field: &str) -> bool {
         "timestamps" => t.timestamps.is_some(),
         "receive_window" => t.receive_window.is_some(),
         "sack" => t.sack.is_some(),
+        "tso" => t.tso.is_some(),
         _ => false,
     }
 }
@@ -309,6 +310,11 @@ fn tcp_config(cx: &Ctx, t: &RawTcp, at: &dyn Fn(&str) -> String) -> Result<TcpCo
     }
     if let Some(sack) = t.sack {
         c.sack = sack;
+    }
+    if t.tso == Some(true) {
+        // Whole segments in a 64 KiB IP packet (IPv4 20 + TCP 20 + options).
+        let headers = 40 + if c.timestamps { 12 } else { 0 };
+        c.tso_max = Some((TSO_MAX_PACKET - headers) / c.mss * c.mss);
     }
     if let Some(w) = t.receive_window {
         if w.0 < c.mss as u64 {

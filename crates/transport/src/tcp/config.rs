@@ -48,7 +48,14 @@ pub struct TcpConfig {
     /// Selective acknowledgements (RFC 2018) with SACK-based loss recovery
     /// (RFC 6675), on by default as in Linux; off: NewReno recovery.
     pub sack: bool,
+    /// TCP segmentation offload: new data may leave as one segment of up to
+    /// this many payload bytes (a multiple of the MSS) that travels as one
+    /// unit. `None`: segments never exceed the MSS.
+    pub tso_max: Option<u32>,
 }
+
+/// The largest TSO segment: 64 KiB of IP packet (Linux `GSO_MAX_SIZE`).
+pub const TSO_MAX_PACKET: u32 = 65_536;
 
 impl TcpConfig {
     /// RFC behaviour: RFC 5681/3390 initial window for the MSS, RFC 6298 RTO with a
@@ -70,6 +77,7 @@ impl TcpConfig {
             receive_window: 16 << 20,
             dupack_threshold: 3,
             sack: true,
+            tso_max: None,
         }
     }
 

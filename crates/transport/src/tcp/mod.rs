@@ -11,7 +11,7 @@ mod sack;
 mod segment;
 mod sender;
 
-pub use config::{RtoFormula, TcpConfig};
+pub use config::{RtoFormula, TcpConfig, TSO_MAX_PACKET};
 pub use receiver::{ReceiverStats, TcpReceiver};
 pub use rtt::RttEstimator;
 pub use sack::SackBlocks;

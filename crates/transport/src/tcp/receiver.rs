@@ -33,7 +33,8 @@ pub struct TcpReceiver {
     /// The acknowledgement number of the last ACK sent (RFC 7323 Last.ACK.sent).
     last_ack_sent: u64,
     ack_now: bool,
-    unacked_segments: u32,
+    /// Payload bytes received since the last ACK.
+    unacked_bytes: u64,
     /// Segments still to be ACKed at once (quick-ACK mode).
     quickacks_left: u32,
     last_data_at: Option<Time>,
@@ -51,7 +52,7 @@ impl TcpReceiver {
             ts_recent: None,
             last_ack_sent: 0,
             ack_now: false,
-            unacked_segments: 0,
+            unacked_bytes: 0,
             quickacks_left: 0,
             last_data_at: None,
             delack_deadline: None,
@@ -127,8 +128,10 @@ impl TcpReceiver {
         if immediate {
             self.ack_now = true;
         } else {
-            self.unacked_segments += 1;
-            if self.unacked_segments >= 2 {
+            // RFC 5681 §4.2: ACK at least every second full-sized segment's worth
+            // (a TSO segment of two or more MSS is ACKed at once).
+            self.unacked_bytes += seg.len as u64;
+            if self.unacked_bytes >= 2 * self.cfg.mss as u64 {
                 self.ack_now = true;
             } else if self.delack_deadline.is_none() {
                 self.delack_deadline = self.cfg.delayed_ack.map(|d| now + d);
@@ -200,7 +203,7 @@ impl TcpReceiver {
             return None;
         }
         self.ack_now = false;
-        self.unacked_segments = 0;
+        self.unacked_bytes = 0;
         self.delack_deadline = None;
         self.stats.acks_sent += 1;
         self.last_ack_sent = self.rcv_nxt;

@@ -260,9 +260,15 @@ impl TcpSender {
         if self.snd_nxt >= self.app_end {
             return None;
         }
-        let len = (self.app_end - self.snd_nxt).min(mss);
+        let mut len = (self.app_end - self.snd_nxt).min(mss);
         let flight = self.snd_nxt - self.snd_una;
         let window = self.w.cwnd.min(self.peer_window);
+        if let Some(tso) = self.cfg.tso_max {
+            // TSO: as many whole segments as the window and the data allow, in
+            // one unit of up to `tso` payload bytes.
+            let room = window.saturating_sub(flight).min(self.app_end - self.snd_nxt).min(tso as u64);
+            len = len.max(room / mss * mss);
+        }
         if flight + len > window {
             // A window below one segment (TCP Nice) sends one segment every
             // `1/W` RTTs when nothing is in flight.

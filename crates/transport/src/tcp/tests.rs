@@ -437,3 +437,24 @@ fn with_delayed_acks_the_echoed_timestamp_is_the_earliest_unacknowledged_segment
     let a = r.poll_transmit(ms(23)).unwrap();
     assert_eq!(a.timestamps.unwrap().ecr, Some(ms(2)));
 }
+
+#[test]
+fn with_tso_new_data_leaves_as_one_segment_as_large_as_the_window_allows() {
+    let tso = TcpConfig { initial_window: 10, tso_max: Some(65_160), ..cfg() };
+    let mut s = sender(tso.clone(), 100 * MSS);
+    let out = drain(&mut s, ms(0));
+    assert_eq!(out.len(), 1, "the whole initial window in one segment");
+    assert_eq!(out[0].len as u64, 10 * MSS);
+    assert_eq!(out[0].wire_len(), 20 + 32 + 10 * MSS as u32);
+    let mut r = TcpReceiver::new(TcpConfig { delayed_ack: Some(Duration::from_millis(40)), quickacks: 0, ..tso });
+    r.handle_segment(ms(10), &out[0]);
+    assert_eq!(r.poll_transmit(ms(10)).map(|a| a.ack), Some(10 * MSS), "two or more MSS: ACK at once");
+}
+
+#[test]
+fn a_tso_transfer_with_losses_still_delivers_every_byte() {
+    let tso = TcpConfig { initial_window: 10, tso_max: Some(65_160), ..sack_cfg() };
+    let (s, r, _) = transfer_with(tso, CcConfig::NewReno, 500 * MSS, &[0, 20, 130], 20);
+    assert_eq!(r.delivered(), 500 * MSS);
+    assert!(s.stats().segments_sent < 500, "segments carry several MSS: {}", s.stats().segments_sent);
+}
