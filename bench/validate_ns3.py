@@ -735,6 +735,62 @@ def diagnostics_table(R, diag):
     return "\n".join(L)
 
 
+def reflow(md, width=79):
+    """Re-wrap plain paragraphs and list items (the f-string substitutions
+    leave ragged lines); tables, headings and code blocks stay as they are."""
+    import textwrap
+
+    out, para, in_code = [], [], False
+
+    def flush():
+        if not para:
+            return
+        items, cur = [], None
+        for line in para:
+            if line.startswith("- "):
+                cur = [line[2:].strip()]
+                items.append(cur)
+            elif cur is not None and line.startswith("  "):
+                cur.append(line.strip())
+            else:
+                cur = None
+                items.append([line.strip(), None])
+        # a paragraph: consecutive non-list lines joined
+        merged, buf = [], []
+        for it in items:
+            if it[-1] is None:
+                buf.append(it[0])
+            else:
+                if buf:
+                    merged.append(("p", " ".join(buf)))
+                    buf = []
+                merged.append(("li", " ".join(it)))
+        if buf:
+            merged.append(("p", " ".join(buf)))
+        for kind, text in merged:
+            if kind == "p":
+                out.extend(textwrap.wrap(text, width, break_long_words=False,
+                                         break_on_hyphens=False))
+            else:
+                out.extend(textwrap.wrap(text, width, initial_indent="- ",
+                                         subsequent_indent="  ", break_long_words=False,
+                                         break_on_hyphens=False))
+        para.clear()
+
+    for line in md.split("\n"):
+        if line.startswith("```"):
+            flush()
+            in_code = not in_code
+            out.append(line)
+        elif in_code or not line.strip() or line.startswith(("|", "#")):
+            flush()
+            out.append(line)
+        else:
+            para.append(line)
+    flush()
+    return "\n".join(out)
+
+
 def render(results, meta):
     """results: list of (case, {"torrentlab": r, "prr": r, "classic": r, diag: r, ...})."""
     by_db = {}
@@ -743,7 +799,7 @@ def render(results, meta):
             (case, [runs["torrentlab"], runs.get("prr"), runs.get("classic")]))
     tables = "\n".join(results_tables(dumbbell(k), by_db[k]) for k in by_db)
     R = {(c["dumbbell"], c["name"]): runs for c, runs in results}
-    return page_text(meta, tables, R)
+    return reflow(page_text(meta, tables, R))
 
 
 def page_text(meta, tables, R):
@@ -757,13 +813,18 @@ numbers agree. Where they disagree, [Differences and why](#differences-and-why)
 says what we found out about the cause, and what we could not explain.
 
 - Measured on {m['date']} with ns-3 {m['ns3_version']} (PyPI wheel `ns3`) and
-  torrentlab {m['torrentlab_version']} (git `{m['git']}`).
+  the installed torrentlab {m['torrentlab_version']} (repository at git `{m['git']}`).
 - Command: `{m['command']}`: {m['duration']:g} simulated seconds per case,
   measurement window [{m['window_start']:g} s, {m['duration']:g} s]. Wall time
   {m['wall']:.0f} s on {m['cpus']} CPUs, most of it ns-3.
 - `python3 bench/validate_ns3.py --quick` runs 20 s per case (window from 5 s);
   `--print` prints this page instead of writing `docs/validation.md`;
-  `--json FILE` also saves every number.
+  `--json FILE` also saves every number. The ns-3 runs share `--jobs` worker
+  processes (one ~11 s import each); `--isolated` gives every ns-3 run its own
+  process and produces the same numbers.
+- Besides the two ns-3 columns (PRR and classic recovery), eight diagnostic
+  ns-3 runs test two explanations (sections 2 and 3 below); they are not ns-3 as
+  released.
 
 ## What is compared
 
@@ -880,7 +941,7 @@ goodput {x.g(A, 'newreno alone', T)} vs {x.g(A, 'newreno alone', P)} Mbit/s, mea
 queue {x.q(A, 'newreno alone', T)} vs {x.q(A, 'newreno alone', P)} packets, drops
 {x.d(A, 'newreno alone', T)} vs {x.d(A, 'newreno alone', P)} in A; mean queue
 {x.q(B, 'newreno alone', T)} vs {x.q(B, 'newreno alone', P)} packets in B. Every
-controller except LP (and Nice) fills the link in both tools. The total goodput
+controller except LP (and Nice in B) fills the link in both tools. The total goodput
 differs by about 0.13 %, as expected from ns-3's 2-byte PPP header. Vegas alone
 in B holds the same queue ({x.q(B, 'vegas alone', T)} vs {x.q(B, 'vegas alone', P)}
 packets). LEDBAT against CUBIC in B yields in both tools ({x.sh(B, 'ledbat vs cubic', T)}
@@ -888,7 +949,7 @@ vs {x.sh(B, 'ledbat vs cubic', P)} / {x.sh(B, 'ledbat vs cubic', K)}). With clas
 recovery, CUBIC alone in A ({x.q(A, 'cubic alone', T)} vs {x.q(A, 'cubic alone', K)}
 packets of queue, {x.d(A, 'cubic alone', T)} vs {x.d(A, 'cubic alone', K)} drops) and
 LP against CUBIC ({x.sh(A, 'lp vs cubic', T)} vs {x.sh(A, 'lp vs cubic', K)} in A,
-{x.sh(B, 'lp vs cubic', T)} vs {x.sh(B, 'lp vs cubic', K)} in B) also agree well.
+{x.sh(B, 'lp vs cubic', T)} vs {x.sh(B, 'lp vs cubic', K)} in B) are also close.
 
 ### 1. ns-3's PRR counts delivered data twice with SACK (ns-3 issue, fixed after 3.48)
 
@@ -909,7 +970,8 @@ A trace of CUBIC alone in A with PRR shows the effect. Recovery starts at
 24.830 s with cwnd 83 packets. cwnd then rises to 89 packets, and 7 more
 packets are dropped between 24.833 s and 24.850 s. Recovery ends at 24.929 s,
 a second one starts at 24.935 s, and ssthresh goes 58 -> 42. The queue
-empties by 25.0 s. Every loss episode is cut twice like this, so ns-3 with PRR
+empties by 25.0 s. All nine loss episodes after slow start in that run look
+the same: two cuts within 0.2 s, from about 83 to 42 packets. So ns-3 with PRR
 shows:
 
 - a lower mean queue and more drops for CUBIC alone:
@@ -1099,10 +1161,17 @@ exactly like Vegas alone. Against CUBIC it gives way almost completely
 ({x.sh(A, 'nice vs cubic', T)} in A, {x.sh(B, 'nice vs cubic', T)} in B), as designed.
 
 Alone in B it does not fill the link: {x.g(B, 'nice alone', T)} Mbit/s against
-{x.g(B, 'vegas alone', T)} for Vegas. Our reading is that Nice halves when more
-than half the ACKs of a round see RTT > min + 0.1 (max - min). At 1 Mbit/s,
-each packet of Vegas's own 2-4-packet queue adds 12 ms to the RTT, so Nice can
-trip its own threshold. We have not verified this in a trace.
+{x.g(B, 'vegas alone', T)} for Vegas. Nice halves when more than half the ACKs
+of a round see RTT > min + 0.1 (max - min). At 1 Mbit/s each queued packet adds
+12 ms to the RTT, so Nice trips this threshold with its own Vegas queue.
+
+A trace (every 100 ms, 20-23 s) shows a regular cycle of about 0.6 s. The
+window grows from 2 to 8 packets by the Vegas rules, then halves in two
+consecutive rounds (8 -> 4 -> 2), while the smoothed RTT moves between 69 and
+89 ms. At 2-4 packets the window is below the path's 4.2-packet
+bandwidth-delay product, so the link idles. This follows from the rule as
+implemented. Whether it is the intended behaviour of Nice on so small a path
+needs a reference we do not have.
 
 ### 8. Smaller modelling differences
 
