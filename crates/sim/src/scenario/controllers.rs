@@ -34,7 +34,7 @@ macro_rules! params {
 
 params!(
     /// `[cubic]`: RFC 9438 parameters.
-    RawCubic { c: f64, beta: f64, fast_convergence: bool, tcp_friendliness: bool }
+    RawCubic { c: f64, beta: f64, fast_convergence: bool, tcp_friendliness: bool, hystart: bool }
 );
 params!(
     /// `[vegas]`: thresholds in packets.
@@ -125,6 +125,7 @@ pub(super) fn build(
                 beta: fraction(cx, &p, "beta", r.beta, d.beta)?,
                 fast_convergence: r.fast_convergence.unwrap_or(d.fast_convergence),
                 tcp_friendliness: r.tcp_friendliness.unwrap_or(d.tcp_friendliness),
+                hystart: r.hystart.unwrap_or(d.hystart),
             })
         }
         CcName::Vegas => {

@@ -1,4 +1,4 @@
-//! CUBIC (RFC 9438) as Linux runs it by default, without HyStart.
+//! CUBIC (RFC 9438) as Linux runs it by default, with HyStart.
 //!
 //! Window in segments: `W_cubic(t) = C (t - K)^3 + W_max`, with
 //! `K = cbrt((W_max - cwnd_epoch) / C)`. Each ACK in congestion avoidance moves
@@ -8,6 +8,12 @@
 //! larger, in which case cwnd follows `W_est`. On loss `ssthresh = beta cwnd`
 //! and, with fast convergence (§4.7), `W_max` is lowered further when the window
 //! had not regained its previous maximum.
+//!
+//! HyStart (Ha & Rhee 2011, Linux `hystart_update`) ends slow start early, from
+//! a window of 16 segments on: when a train of ACKs spaced at most 2 ms apart
+//! lasts longer than half the minimum RTT, or when the smallest of the first 8
+//! RTT samples of a round exceeds the minimum RTT by
+//! `clamp(min RTT / 8, 4 ms, 16 ms)`. Either sets ssthresh to the window.
 
 use torrentlab_engine::{Duration, Time};
 
@@ -25,11 +31,13 @@ pub struct CubicConfig {
     pub fast_convergence: bool,
     /// The Reno-friendly region (§4.3).
     pub tcp_friendliness: bool,
+    /// HyStart slow-start exit (on in Linux and ns-3).
+    pub hystart: bool,
 }
 
 impl Default for CubicConfig {
     fn default() -> Self {
-        CubicConfig { c: 0.4, beta: 0.7, fast_convergence: true, tcp_friendliness: true }
+        CubicConfig { c: 0.4, beta: 0.7, fast_convergence: true, tcp_friendliness: true, hystart: true }
     }
 }
 
@@ -46,11 +54,40 @@ pub struct Cubic {
     min_rtt: Option<Duration>,
     frac: f64,
     acked_in_ss: u64,
+    hystart: HyStart,
 }
+
+/// HyStart's per-round state (Linux `bictcp`: round_start, last_ack, end_seq,
+/// curr_rtt, sample_cnt).
+#[derive(Clone, Debug, Default)]
+struct HyStart {
+    end_seq: u64,
+    round_start: Time,
+    last_ack: Time,
+    curr_rtt: Option<Duration>,
+    samples: u32,
+}
+
+/// Windows below this many segments never trigger HyStart (`hystart_low_window`).
+const HYSTART_LOW_WINDOW: u64 = 16;
+/// ACKs at most this far apart form a train (`hystart_ack_delta_us`).
+const HYSTART_ACK_DELTA: Duration = Duration::from_millis(2);
+/// RTT samples per round for the delay test (`HYSTART_MIN_SAMPLES`).
+const HYSTART_MIN_SAMPLES: u32 = 8;
 
 impl Cubic {
     pub fn new(cfg: CubicConfig) -> Self {
-        Cubic { cfg, w_max: 0.0, epoch_start: None, k: 0.0, w_est: 0.0, min_rtt: None, frac: 0.0, acked_in_ss: 0 }
+        Cubic {
+            cfg,
+            w_max: 0.0,
+            epoch_start: None,
+            k: 0.0,
+            w_est: 0.0,
+            min_rtt: None,
+            frac: 0.0,
+            acked_in_ss: 0,
+            hystart: HyStart::default(),
+        }
     }
 
     fn alpha(&self) -> f64 {
@@ -69,6 +106,41 @@ impl Cubic {
         } else {
             cwnd_segments
         };
+    }
+
+    /// HyStart: true when slow start should end at this ACK.
+    fn hystart_exit(&mut self, w: &Window, s: &AckSample) -> bool {
+        let Some(delay_min) = self.min_rtt else { return false };
+        let h = &mut self.hystart;
+        if s.ack > h.end_seq {
+            // A new round: the ACK train and the delay samples start again.
+            h.end_seq = s.snd_nxt;
+            h.round_start = s.now;
+            h.last_ack = s.now;
+            h.curr_rtt = None;
+            h.samples = 0;
+        }
+        if w.cwnd < HYSTART_LOW_WINDOW * w.mss as u64 {
+            return false;
+        }
+        if s.now.saturating_since(h.last_ack) <= HYSTART_ACK_DELTA {
+            h.last_ack = s.now;
+            if s.now.saturating_since(h.round_start) > Duration(delay_min.0 / 2) {
+                return true;
+            }
+        }
+        if let Some(rtt) = s.rtt {
+            if h.samples < HYSTART_MIN_SAMPLES {
+                h.curr_rtt = Some(h.curr_rtt.map_or(rtt, |c| c.min(rtt)));
+                h.samples += 1;
+            } else {
+                let eta = Duration(delay_min.0 / 8).max(Duration::from_millis(4)).min(Duration::from_millis(16));
+                if h.curr_rtt.is_some_and(|c| c >= delay_min + eta) {
+                    return true;
+                }
+            }
+        }
+        false
     }
 
     /// W_max in segments (for tests and metrics).
@@ -90,6 +162,10 @@ impl CongestionControl for Cubic {
 
     fn on_ack(&mut self, w: &mut Window, s: &AckSample) {
         if w.in_slow_start() {
+            if self.cfg.hystart && self.hystart_exit(w, s) {
+                w.ssthresh = w.cwnd;
+                return;
+            }
             reno_increase(w, s.bytes_acked, &mut self.acked_in_ss);
             return;
         }
@@ -169,6 +245,68 @@ mod tests {
             per_rtt.push(w.cwnd as f64 / MSS as f64);
         }
         per_rtt
+    }
+
+    #[test]
+    fn hystart_ends_slow_start_when_the_rtt_grows_within_a_round() {
+        let mut c = Cubic::new(CubicConfig::default());
+        let mut w = Window { cwnd: 20 * MSS as u64, ssthresh: u64::MAX, mss: MSS };
+        let mut ack = 0;
+        // Round 1: RTT 100 ms (the minimum); ACKs 10 ms apart (no train).
+        for i in 0..20u64 {
+            ack += MSS as u64;
+            let s = AckSample { ack, snd_nxt: 20 * MSS as u64, now: Time(i * 10_000_000), ..ack_at(0) };
+            c.on_sample(&s);
+            c.on_ack(&mut w, &s);
+        }
+        assert!(w.in_slow_start());
+        // Round 2: the queue adds 20 ms (> max(100/8, 4) = 12.5 ms).
+        for i in 0..20u64 {
+            ack += MSS as u64;
+            let s = AckSample {
+                ack,
+                snd_nxt: 40 * MSS as u64,
+                now: Time(300_000_000 + i * 10_000_000),
+                rtt: Some(Duration::from_millis(120)),
+                ..ack_at(0)
+            };
+            c.on_sample(&s);
+            c.on_ack(&mut w, &s);
+        }
+        assert!(!w.in_slow_start(), "HyStart's delay test ends slow start");
+        assert!(w.ssthresh < 60 * MSS as u64, "ssthresh set from the window, {}", w.ssthresh);
+    }
+
+    #[test]
+    fn a_long_train_of_closely_spaced_acks_ends_slow_start() {
+        let mut c = Cubic::new(CubicConfig::default());
+        let mut w = Window { cwnd: 20 * MSS as u64, ssthresh: u64::MAX, mss: MSS };
+        c.on_sample(&ack_at(0)); // min RTT 100 ms: a train longer than 50 ms ends it
+        for i in 0..60u64 {
+            let s = AckSample {
+                ack: (i + 1) * MSS as u64,
+                snd_nxt: 500 * MSS as u64,
+                now: Time(i * 1_000_000),
+                rtt: None,
+                ..ack_at(0)
+            };
+            c.on_ack(&mut w, &s);
+        }
+        assert!(!w.in_slow_start());
+        let mut off = Cubic::new(CubicConfig { hystart: false, ..CubicConfig::default() });
+        let mut w2 = Window { cwnd: 20 * MSS as u64, ssthresh: u64::MAX, mss: MSS };
+        off.on_sample(&ack_at(0));
+        for i in 0..60u64 {
+            let s = AckSample {
+                ack: (i + 1) * MSS as u64,
+                snd_nxt: 500 * MSS as u64,
+                now: Time(i * 1_000_000),
+                rtt: None,
+                ..ack_at(0)
+            };
+            off.on_ack(&mut w2, &s);
+        }
+        assert!(w2.in_slow_start(), "without HyStart slow start goes on");
     }
 
     #[test]
