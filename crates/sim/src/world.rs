@@ -7,7 +7,7 @@
 use torrentlab_engine::{Duration, EntityId, EntityRng, EventQueue, Lanes, Time};
 use torrentlab_net::{HostConfig, HostId, Latency, LinkConfig, LinkId, LinkStats, Network, Transit};
 use torrentlab_transport::stream::{Endpoint, Wire};
-use torrentlab_transport::tcp::{TcpReceiver, TcpSender};
+use torrentlab_transport::tcp::{TcpConnection, TcpReceiver, TcpSender};
 use torrentlab_transport::utp::{UtpSocket, Variant};
 
 use crate::recorder::Recorder;
@@ -180,6 +180,10 @@ impl World {
             let start = Time::ZERO + start;
             q.schedule(start, Ev::Start { flow: i as u32 });
             let (sender, receiver): (Box<dyn Endpoint>, Box<dyn Endpoint>) = match &f.utp {
+                None if f.tcp.handshake => (
+                    Box::new(TcpConnection::connect(f.tcp.clone(), f.cc.build())),
+                    Box::new(TcpConnection::listen(f.tcp.clone(), f.cc.build())),
+                ),
                 None => {
                     (Box::new(TcpSender::new(f.tcp.clone(), f.cc.build())), Box::new(TcpReceiver::new(f.tcp.clone())))
                 }

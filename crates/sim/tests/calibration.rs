@@ -74,3 +74,18 @@ fn low_priority_transports_yield_to_cubic_and_cubic_shares_with_itself() {
     // Two Cubic flows with a 1 s RTT converge slowly: no starvation is the claim.
     assert!((0.2..0.8).contains(&s), "cubic vs cubic share {s:.3}");
 }
+
+#[test]
+fn with_the_handshake_data_starts_one_rtt_later_and_sized_flows_end_with_fins() {
+    let mut sc = shipped("calibration/stress.toml", None);
+    sc.duration = Duration::from_secs(60);
+    sc.flows[0].size = Some(1_000_000);
+    let plain = run(&sc).flows.f64_column("completion_s")[0];
+    sc.flows[0].tcp.handshake = true;
+    let (out, _) = run_checked(&sc);
+    let with = out.flows.f64_column("completion_s")[0];
+    assert_eq!(out.flows.i64_column("bytes_delivered")[0], 1_000_000);
+    // One extra round trip (2 x 200 ms) for SYN and SYN-ACK; the SYN-ACK's RTT
+    // sample also seeds the estimator, so allow a little either way.
+    assert!((with - plain - 0.4).abs() < 0.1, "handshake added {} s", with - plain);
+}

@@ -21,6 +21,7 @@ fn scenario(
     delay_ms: u64,
     loss: (f64, f64),
     sack: bool,
+    handshake: bool,
 ) -> Scenario {
     Scenario {
         name: "prop".into(),
@@ -59,6 +60,7 @@ fn scenario(
                     delayed_ack: delack.then_some(Duration::from_millis(40)),
                     min_rto: Duration::from_millis(200),
                     sack,
+                    handshake,
                     ..TcpConfig::rfc()
                 },
                 start: StartSpec::At(Duration::from_millis(start_ms)),
@@ -90,8 +92,9 @@ proptest! {
         data_loss in 0.0f64..0.05,
         ack_loss in 0.0f64..0.05,
         sack in any::<bool>(),
+        handshake in any::<bool>(),
     ) {
-        let sc = scenario(seed, flows, rate_mbps, buffer, delay_ms, (data_loss, ack_loss), sack);
+        let sc = scenario(seed, flows, rate_mbps, buffer, delay_ms, (data_loss, ack_loss), sack, handshake);
         // run_checked asserts sent = delivered + dropped + lost + in flight.
         let (out, _) = run_checked(&sc);
         let eff = out.summary.f64_column("efficiency")[0];

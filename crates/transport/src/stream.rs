@@ -8,7 +8,7 @@
 
 use torrentlab_engine::{Duration, Time};
 
-use crate::tcp::{Segment, TcpReceiver, TcpSender};
+use crate::tcp::{Segment, TcpConnection, TcpReceiver, TcpSender, TcpState};
 use crate::utp::{UtpPacket, UtpSocket, UtpState};
 
 /// A transport packet, as the network carries it.
@@ -212,5 +212,44 @@ impl Endpoint for UtpSocket {
     }
     fn is_alive(&self) -> bool {
         self.state() != UtpState::Reset
+    }
+}
+
+impl Endpoint for TcpConnection {
+    fn write(&mut self, bytes: u64) {
+        TcpConnection::write(self, bytes)
+    }
+    fn stop_writing(&mut self) {
+        TcpConnection::stop_writing(self)
+    }
+    fn close(&mut self) {
+        TcpConnection::close(self)
+    }
+    fn delivered(&self) -> u64 {
+        self.receiver().delivered()
+    }
+    fn handle(&mut self, now: Time, packet: &Wire) {
+        if let Wire::Tcp(seg) = packet {
+            TcpConnection::handle(self, now, seg);
+        }
+    }
+    #[inline]
+    fn poll_transmit(&mut self, now: Time) -> Option<Wire> {
+        TcpConnection::poll_transmit(self, now).map(Wire::Tcp)
+    }
+    fn poll_timeout(&self) -> Option<Time> {
+        TcpConnection::poll_timeout(self)
+    }
+    fn handle_timeout(&mut self, now: Time) {
+        TcpConnection::handle_timeout(self, now)
+    }
+    fn info(&self) -> Option<ConnInfo> {
+        Endpoint::info(self.sender())
+    }
+    fn counters(&self) -> ConnCounters {
+        Endpoint::counters(self.sender())
+    }
+    fn is_alive(&self) -> bool {
+        self.state() != TcpState::Reset
     }
 }

@@ -137,6 +137,7 @@ pub struct RawTcp {
     pub receive_window: Option<SizeStr>,
     pub sack: Option<bool>,
     pub tso: Option<bool>,
+    pub handshake: Option<bool>,
 }
 
 impl RawTcp {
@@ -155,6 +156,7 @@ impl RawTcp {
             receive_window: over.receive_window.or(self.receive_window),
             sack: over.sack.or(self.sack),
             tso: over.tso.or(self.tso),
+            handshake: over.handshake.or(self.handshake),
         }
     }
 }

@@ -226,6 +226,7 @@ fn has_field(t: &RawTcp, field: &str) -> bool {
         "receive_window" => t.receive_window.is_some(),
         "sack" => t.sack.is_some(),
         "tso" => t.tso.is_some(),
+        "handshake" => t.handshake.is_some(),
         _ => false,
     }
 }
@@ -310,6 +311,9 @@ fn tcp_config(cx: &Ctx, t: &RawTcp, at: &dyn Fn(&str) -> String) -> Result<TcpCo
     }
     if let Some(sack) = t.sack {
         c.sack = sack;
+    }
+    if let Some(h) = t.handshake {
+        c.handshake = h;
     }
     if t.tso == Some(true) {
         // Whole segments in a 64 KiB IP packet (IPv4 20 + TCP 20 + options).

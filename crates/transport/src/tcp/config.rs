@@ -52,6 +52,9 @@ pub struct TcpConfig {
     /// this many payload bytes (a multiple of the MSS) that travels as one
     /// unit. `None`: segments never exceed the MSS.
     pub tso_max: Option<u32>,
+    /// Model connection setup and teardown: a three-way handshake before the
+    /// data, FINs after it (see `TcpConnection`). Off: data flows from the start.
+    pub handshake: bool,
 }
 
 /// The largest TSO segment: 64 KiB of IP packet (Linux `GSO_MAX_SIZE`).
@@ -78,6 +81,7 @@ impl TcpConfig {
             dupack_threshold: 3,
             sack: true,
             tso_max: None,
+            handshake: false,
         }
     }
 

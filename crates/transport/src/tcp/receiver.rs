@@ -202,12 +202,19 @@ impl TcpReceiver {
         if !self.ack_now {
             return None;
         }
+        Some(self.ack_segment(now))
+    }
+
+    /// An ACK segment with the current acknowledgement state, sent now (a
+    /// connection piggybacks these fields on its data segments); clears any
+    /// pending or delayed ACK.
+    pub fn ack_segment(&mut self, now: Time) -> Segment {
         self.ack_now = false;
         self.unacked_bytes = 0;
         self.delack_deadline = None;
         self.stats.acks_sent += 1;
         self.last_ack_sent = self.rcv_nxt;
-        Some(Segment {
+        Segment {
             seq: 0,
             ack: self.rcv_nxt,
             len: 0,
@@ -215,6 +222,21 @@ impl TcpReceiver {
             window: self.cfg.receive_window,
             timestamps: self.cfg.timestamps.then_some(Timestamps { val: now, ecr: self.ts_recent }),
             sack: self.sack_blocks(),
-        })
+        }
+    }
+
+    /// Sets TS.Recent from a handshake segment (a SYN's TSval).
+    pub fn set_ts_recent(&mut self, t: Time) {
+        self.ts_recent = Some(t);
+    }
+
+    /// True when an ACK is due now.
+    pub fn wants_ack(&self) -> bool {
+        self.ack_now
+    }
+
+    /// Asks for an ACK at the next transmission opportunity.
+    pub fn request_ack(&mut self) {
+        self.ack_now = true;
     }
 }

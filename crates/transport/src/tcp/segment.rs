@@ -55,9 +55,15 @@ pub struct Segment {
 }
 
 impl Segment {
-    /// TCP header length in bytes, options included.
+    /// TCP header length in bytes, options included. A SYN carries Linux's
+    /// options instead: MSS (4), SACK-permitted (2), timestamps (10, if on) and
+    /// window scale (3), padded to a multiple of 4 (20 bytes with timestamps).
     #[inline]
     pub fn header_len(&self) -> u32 {
+        if self.flags.contains(Flags::SYN) {
+            let opts: u32 = 4 + 2 + if self.timestamps.is_some() { 10 } else { 0 } + 3;
+            return TCP_HEADER + opts.div_ceil(4) * 4;
+        }
         TCP_HEADER + if self.timestamps.is_some() { TCP_TIMESTAMPS_OPTION } else { 0 } + self.sack.option_len()
     }
 
@@ -69,11 +75,15 @@ impl Segment {
 
     /// Writes the real TCP header (ports, 32-bit seq/ack, data offset, flags,
     /// window, zero checksum, timestamps and SACK options) into `buf`; returns
-    /// its length.
+    /// its length. On a SYN the space of the other handshake options (MSS,
+    /// SACK-permitted, window scale) is written as NOPs.
     /// The window is written unscaled, saturated at 65535.
     pub fn encode(&self, src_port: u16, dst_port: u16, buf: &mut [u8; 60]) -> usize {
         let hlen = self.header_len() as usize;
         buf[..hlen].fill(0);
+        if self.flags.contains(Flags::SYN) {
+            buf[20..hlen].fill(1); // NOPs where the handshake options go
+        }
         buf[0..2].copy_from_slice(&src_port.to_be_bytes());
         buf[2..4].copy_from_slice(&dst_port.to_be_bytes());
         buf[4..8].copy_from_slice(&(self.seq as u32).to_be_bytes());

@@ -438,6 +438,17 @@ impl TcpSender {
         self.w
     }
 
+    /// Feeds an RTT measured outside data transfer (the handshake), as Linux
+    /// seeds SRTT from the SYN exchange.
+    pub fn rtt_sample(&mut self, rtt: Duration) {
+        self.rtt.on_sample(rtt);
+    }
+
+    /// The current retransmission timeout.
+    pub fn rto(&self) -> Duration {
+        self.rtt.rto()
+    }
+
     /// Highest byte sent + 1.
     pub fn snd_max(&self) -> u64 {
         self.snd_max

@@ -1,0 +1,90 @@
+//! Scripted handshakes, teardowns and resets between two connections.
+
+use torrentlab_engine::{Duration, Time};
+
+use super::*;
+use crate::cc::CcConfig;
+
+fn ms(x: u64) -> Time {
+    Time(x * 1_000_000)
+}
+
+fn cfg() -> TcpConfig {
+    TcpConfig { initial_window: 10, ..TcpConfig::rfc() }
+}
+
+fn pair() -> (TcpConnection, TcpConnection) {
+    (TcpConnection::connect(cfg(), CcConfig::NewReno.build()), TcpConnection::listen(cfg(), CcConfig::NewReno.build()))
+}
+
+fn drain(c: &mut TcpConnection, now: Time) -> Vec<Segment> {
+    std::iter::from_fn(|| c.poll_transmit(now)).collect()
+}
+
+#[test]
+fn the_three_way_handshake_has_linux_sized_syns_and_seeds_the_rtt() {
+    let (mut a, mut b) = pair();
+    let syn = drain(&mut a, ms(0));
+    assert_eq!(syn.len(), 1);
+    assert!(syn[0].flags.contains(Flags::SYN) && !syn[0].flags.contains(Flags::ACK));
+    assert_eq!(syn[0].wire_len(), 60, "IPv4 20 + TCP 20 + MSS, SACK-permitted, timestamps, window scale");
+    b.handle(ms(25), &syn[0]);
+    assert_eq!(b.state(), TcpState::SynReceived);
+    let synack = drain(&mut b, ms(25));
+    assert!(synack[0].flags.contains(Flags::SYN | Flags::ACK));
+    assert_eq!(synack[0].timestamps.unwrap().ecr, Some(ms(0)), "the SYN's TSval is echoed");
+    a.handle(ms(50), &synack[0]);
+    assert_eq!(a.state(), TcpState::Established);
+    assert_eq!(a.sender().info().srtt, Some(Duration::from_millis(50)));
+    let ack = drain(&mut a, ms(50));
+    assert_eq!((ack.len(), ack[0].wire_len()), (1, 52));
+    b.handle(ms(75), &ack[0]);
+    assert_eq!(b.state(), TcpState::Established);
+}
+
+#[test]
+fn a_lost_syn_is_resent_after_one_second_then_two() {
+    let (mut a, _) = pair();
+    drain(&mut a, ms(0));
+    assert_eq!(a.poll_timeout(), Some(ms(1000)));
+    a.handle_timeout(ms(1000));
+    assert_eq!(drain(&mut a, ms(1000)).len(), 1);
+    assert_eq!(a.poll_timeout(), Some(ms(3000)));
+}
+
+#[test]
+fn data_piggybacks_acks_and_a_fin_exchange_closes_both_ends() {
+    let (mut a, mut b) = pair();
+    let mut now = ms(0);
+    a.write(5000);
+    a.close();
+    b.write(3000);
+    b.close();
+    // Shuttle segments both ways, 10 ms per hop, until both ends are closed.
+    for _ in 0..40 {
+        now += Duration::from_millis(10);
+        for s in drain(&mut a, now) {
+            b.handle(now, &s);
+        }
+        for s in drain(&mut b, now) {
+            a.handle(now, &s);
+        }
+    }
+    assert_eq!(b.receiver().delivered(), 5000);
+    assert_eq!(a.receiver().delivered(), 3000);
+    assert!(a.is_closed() && b.is_closed(), "FINs sent and acknowledged both ways");
+}
+
+#[test]
+fn a_reset_ends_the_connection_at_both_ends() {
+    let (mut a, mut b) = pair();
+    let syn = drain(&mut a, ms(0));
+    b.handle(ms(1), &syn[0]);
+    b.abort();
+    let rst = drain(&mut b, ms(2));
+    assert!(rst[0].flags.contains(Flags::RST));
+    assert_eq!(rst[0].wire_len(), 40);
+    a.handle(ms(3), &rst[0]);
+    assert_eq!((a.state(), b.state()), (TcpState::Reset, TcpState::Reset));
+    assert!(drain(&mut a, ms(4)).is_empty());
+}
