@@ -13,6 +13,7 @@ use torrentlab_transport::cc::{CcConfig, CubicConfig, LedbatConfig, LpConfig, Ni
 use torrentlab_transport::tcp::TcpConfig;
 use torrentlab_transport::utp::UtpConfig;
 
+#[allow(clippy::too_many_arguments)]
 fn scenario(
     seed: u64,
     flows: Vec<(u8, u64, Option<u64>, bool)>,

@@ -164,7 +164,7 @@ pub fn decode(buf: &[u8]) -> Option<DecodedHeader> {
                     timestamps = Some((be32(i + 2), be32(i + 6)));
                 }
                 if kind == 5 {
-                    if (len - 2) % 8 != 0 || len > 34 {
+                    if !(len - 2).is_multiple_of(8) || len > 34 {
                         return None;
                     }
                     sack_blocks = (len - 2) / 8;

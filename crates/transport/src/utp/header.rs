@@ -84,7 +84,7 @@ pub struct Header {
 
 impl Header {
     /// Header plus extensions, in bytes.
-    pub fn len(&self) -> u32 {
+    pub fn byte_len(&self) -> u32 {
         HEADER_LEN + self.sack.wire_len()
     }
 
@@ -132,7 +132,7 @@ impl Header {
             let len = *buf.get(i + 1)? as usize;
             let body = buf.get(i + 2..i + 2 + len)?;
             if ext == 1 {
-                if len % 4 != 0 || len == 0 || len > 8 {
+                if !len.is_multiple_of(4) || len == 0 || len > 8 {
                     return None;
                 }
                 h.sack.len = len as u8;
@@ -178,7 +178,7 @@ mod tests {
         assert!(h.sack.set(0)); // ack_nr + 2
         assert!(h.sack.set(9)); // ack_nr + 11
         assert_eq!(h.sack.bytes[..4], [0b0000_0001, 0b0000_0010, 0, 0]);
-        assert_eq!(h.len(), 26);
+        assert_eq!(h.byte_len(), 26);
         let mut buf = [0u8; 32];
         let n = h.encode(&mut buf);
         assert_eq!((n, buf[0], buf[1], buf[21]), (26, 0x21, 1, 4));

@@ -67,7 +67,7 @@ pub struct UtpPacket {
 impl UtpPacket {
     /// IPv4 + UDP + uTP header and extensions + payload, in bytes.
     pub fn wire_len(&self) -> u32 {
-        IPV4_HEADER + UDP_HEADER + self.header.len() + self.payload
+        IPV4_HEADER + UDP_HEADER + self.header.byte_len() + self.payload
     }
 }
 
