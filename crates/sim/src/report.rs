@@ -64,6 +64,8 @@ pub(crate) fn report(sc: &Scenario, mut w: World) -> RunOutput {
         .i64("timeouts", col(&|f| f.sender.counters().timeouts))
         .i64("duplicate_acks", col(&|f| f.sender.counters().duplicate_acks))
         .i64("connection_failed", col(&|f| u64::from(!f.sender.is_alive())))
+        .i64("wire_bytes_forward", col(&|f| f.wire_bytes_forward))
+        .i64("wire_bytes_reverse", col(&|f| f.wire_bytes_reverse))
         .f64("throughput_bps", throughput)
         .f64("window_rate_bps", window_rates.clone());
 

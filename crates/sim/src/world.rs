@@ -80,6 +80,9 @@ pub(crate) struct Flow {
     pub size: Option<u64>,
     pub started: bool,
     pub completed_at: Option<Time>,
+    /// Wire bytes (headers included) sent towards the receiver, and back.
+    pub wire_bytes_forward: u64,
+    pub wire_bytes_reverse: u64,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -222,6 +225,8 @@ impl World {
                 size: f.size,
                 started: false,
                 completed_at: None,
+                wire_bytes_forward: 0,
+                wire_bytes_reverse: 0,
             });
         }
         let last_start = flows.iter().map(|f| f.start).max().unwrap_or(Time::ZERO);
@@ -379,6 +384,12 @@ impl World {
     #[inline]
     fn transmit(&mut self, now: Time, src: HostId, dst: HostId, flow: u32, to_receiver: bool, body: Wire) {
         let wire = body.wire_len();
+        let f = &mut self.flows[flow as usize];
+        if to_receiver {
+            f.wire_bytes_forward += wire as u64;
+        } else {
+            f.wire_bytes_reverse += wire as u64;
+        }
         let pkt = Packet { dst, flow, to_receiver, wire, body };
         let lane = 2 * flow as usize + usize::from(!to_receiver);
         match self.net.send(now, src, dst, wire) {

@@ -52,6 +52,10 @@ fn every_transport_completes_a_10_mb_transfer_at_a_1_s_rtt_with_5_percent_loss()
         assert!(!done.is_nan(), "{name}: 10 MB not delivered within {} s", sc.duration.as_secs_f64());
         assert_eq!(out.flows.i64_column("connection_failed")[0], 0, "{name}");
         assert_eq!(out.flows.i64_column("bytes_delivered")[0], 10_000_000, "{name}");
+        assert!(
+            out.flows.i64_column("wire_bytes_forward")[0] > 10_000_000,
+            "{name}: headers and retransmissions count"
+        );
     }
 }
 

@@ -76,6 +76,14 @@ pub trait Endpoint: Send {
     fn delivered(&self) -> u64 {
         0
     }
+    /// Bytes written by the application and not yet acknowledged by the peer.
+    fn unacked(&self) -> u64 {
+        0
+    }
+    /// True once the peer has ended its stream (FIN) after all its data.
+    fn peer_finished(&self) -> bool {
+        false
+    }
     fn handle(&mut self, now: Time, packet: &Wire);
     fn poll_transmit(&mut self, now: Time) -> Option<Wire>;
     fn poll_timeout(&self) -> Option<Time>;
@@ -93,9 +101,63 @@ pub trait Endpoint: Send {
     }
 }
 
+/// What changed on an endpoint since the application last looked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StreamEvent {
+    /// `bytes` more bytes arrived in order.
+    Readable { bytes: u64 },
+    /// Unacknowledged written data fell to or below the low-water mark: the
+    /// application may write more.
+    Writable,
+    /// The peer finished its stream, or the connection died.
+    Closed,
+}
+
+/// Turns an endpoint's byte counts into readable / writable / closed events,
+/// for applications (the BitTorrent peer wire) that react to them.
+#[derive(Clone, Debug)]
+pub struct StreamEvents {
+    last_delivered: u64,
+    low_water: u64,
+    writable: bool,
+    closed: bool,
+}
+
+impl StreamEvents {
+    /// `low_water`: at or below this many unacknowledged bytes the stream is
+    /// writable (Linux's `TCP_NOTSENT_LOWAT` plays this role; libtorrent uses 16 KiB).
+    pub fn new(low_water: u64) -> Self {
+        StreamEvents { last_delivered: 0, low_water, writable: false, closed: false }
+    }
+
+    /// The next event, if any; call until `None` after each step of the endpoint.
+    pub fn poll(&mut self, ep: &dyn Endpoint) -> Option<StreamEvent> {
+        let delivered = ep.delivered();
+        if delivered > self.last_delivered {
+            let bytes = delivered - self.last_delivered;
+            self.last_delivered = delivered;
+            return Some(StreamEvent::Readable { bytes });
+        }
+        let writable = ep.unacked() <= self.low_water;
+        if writable && !self.writable {
+            self.writable = true;
+            return Some(StreamEvent::Writable);
+        }
+        self.writable = writable;
+        if !self.closed && (ep.peer_finished() || !ep.is_alive()) {
+            self.closed = true;
+            return Some(StreamEvent::Closed);
+        }
+        None
+    }
+}
+
 impl Endpoint for TcpSender {
     fn write(&mut self, bytes: u64) {
         TcpSender::write(self, bytes)
+    }
+    fn unacked(&self) -> u64 {
+        self.unacked_app_bytes()
     }
     fn stop_writing(&mut self) {
         TcpSender::stop_writing(self)
@@ -173,6 +235,12 @@ impl Endpoint for UtpSocket {
     fn delivered(&self) -> u64 {
         UtpSocket::delivered(self)
     }
+    fn unacked(&self) -> u64 {
+        self.unacked_bytes()
+    }
+    fn peer_finished(&self) -> bool {
+        UtpSocket::peer_finished(self)
+    }
     fn handle(&mut self, now: Time, packet: &Wire) {
         if let Wire::Utp(p) = packet {
             UtpSocket::handle(self, now, p);
@@ -228,6 +296,12 @@ impl Endpoint for TcpConnection {
     fn delivered(&self) -> u64 {
         self.receiver().delivered()
     }
+    fn unacked(&self) -> u64 {
+        self.sender().unacked_app_bytes()
+    }
+    fn peer_finished(&self) -> bool {
+        TcpConnection::peer_finished(self)
+    }
     fn handle(&mut self, now: Time, packet: &Wire) {
         if let Wire::Tcp(seg) = packet {
             TcpConnection::handle(self, now, seg);
@@ -251,5 +325,48 @@ impl Endpoint for TcpConnection {
     }
     fn is_alive(&self) -> bool {
         self.state() != TcpState::Reset
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::CcConfig;
+    use crate::tcp::TcpConfig;
+
+    fn ms(x: u64) -> Time {
+        Time(x * 1_000_000)
+    }
+
+    #[test]
+    fn events_report_new_bytes_room_to_write_and_the_peer_finishing() {
+        let cfg = TcpConfig { initial_window: 10, ..TcpConfig::rfc() };
+        let mut a: Box<dyn Endpoint> = Box::new(TcpConnection::connect(cfg.clone(), CcConfig::NewReno.build()));
+        let mut b: Box<dyn Endpoint> = Box::new(TcpConnection::listen(cfg, CcConfig::NewReno.build()));
+        let (mut ea, mut eb) = (StreamEvents::new(0), StreamEvents::new(0));
+        assert_eq!(ea.poll(a.as_ref()), Some(StreamEvent::Writable), "nothing unacknowledged yet");
+        a.write(4000);
+        a.close();
+        let (mut seen, mut a_seen) = (vec![], vec![]);
+        let mut now = ms(0);
+        for _ in 0..20 {
+            now += torrentlab_engine::Duration::from_millis(10);
+            while let Some(p) = a.poll_transmit(now) {
+                b.handle(now, &p);
+            }
+            while let Some(p) = b.poll_transmit(now) {
+                a.handle(now, &p);
+            }
+            while let Some(e) = eb.poll(b.as_ref()) {
+                seen.push(e);
+            }
+            while let Some(e) = ea.poll(a.as_ref()) {
+                a_seen.push(e);
+            }
+        }
+        let read: u64 = seen.iter().map(|e| if let StreamEvent::Readable { bytes } = e { *bytes } else { 0 }).sum();
+        assert_eq!(read, 4000);
+        assert_eq!(seen.last(), Some(&StreamEvent::Closed));
+        assert!(a_seen.contains(&StreamEvent::Writable), "writable again once the 4000 bytes are acknowledged");
     }
 }

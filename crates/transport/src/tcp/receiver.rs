@@ -219,10 +219,17 @@ impl TcpReceiver {
             ack: self.rcv_nxt,
             len: 0,
             flags: Flags::ACK,
-            window: self.cfg.receive_window,
+            window: self.advertised_window(),
             timestamps: self.cfg.timestamps.then_some(Timestamps { val: now, ecr: self.ts_recent }),
             sack: self.sack_blocks(),
         }
+    }
+
+    /// The receive window to advertise: the buffer less the out-of-order bytes
+    /// it holds (in-order bytes go to the application at once).
+    pub fn advertised_window(&self) -> u64 {
+        let held: u64 = self.ooo.iter().map(|&(s, e, _)| e - s).sum();
+        self.cfg.receive_window.saturating_sub(held)
     }
 
     /// Sets TS.Recent from a handshake segment (a SYN's TSval).

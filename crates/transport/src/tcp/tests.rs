@@ -458,3 +458,25 @@ fn a_tso_transfer_with_losses_still_delivers_every_byte() {
     assert_eq!(r.delivered(), 500 * MSS);
     assert!(s.stats().segments_sent < 500, "segments carry several MSS: {}", s.stats().segments_sent);
 }
+
+#[test]
+fn the_advertised_window_shrinks_by_the_out_of_order_bytes_held() {
+    let mut r = TcpReceiver::new(TcpConfig { receive_window: 10 * MSS, ..cfg() });
+    let mut s = sender(cfg(), 100 * MSS);
+    let segs = drain(&mut s, ms(0));
+    r.handle_segment(ms(1), &segs[1]);
+    r.handle_segment(ms(1), &segs[2]);
+    assert_eq!(r.poll_transmit(ms(1)).unwrap().window, 8 * MSS);
+    r.handle_segment(ms(2), &segs[0]);
+    assert_eq!(r.poll_transmit(ms(2)).unwrap().window, 10 * MSS, "all delivered: the whole buffer again");
+}
+
+#[test]
+fn the_sender_never_has_more_in_flight_than_the_peer_advertises() {
+    let mut s = sender(TcpConfig { initial_window: 10, ..cfg() }, 100 * MSS);
+    drain(&mut s, ms(0));
+    let mut a = ack(MSS, ms(25), ms(0));
+    a.window = 2 * MSS;
+    s.handle_ack(ms(50), &a);
+    assert!(drain(&mut s, ms(50)).is_empty(), "9 segments in flight > a 2-segment window");
+}
