@@ -32,6 +32,7 @@ pub struct RawUtp {
     pub min_rto: Option<DurationStr>,
     pub max_timeouts: Option<u32>,
     pub nagle: Option<bool>,
+    pub mtu_probing: Option<bool>,
 }
 
 impl RawUtp {
@@ -49,6 +50,7 @@ impl RawUtp {
             min_rto: o.min_rto.or(self.min_rto),
             max_timeouts: o.max_timeouts.or(self.max_timeouts),
             nagle: o.nagle.or(self.nagle),
+            mtu_probing: o.mtu_probing.or(self.mtu_probing),
         }
     }
 }
@@ -121,6 +123,15 @@ pub(super) fn utp_config(cx: &Ctx, r: &RawUtp, at: &str) -> Result<UtpConfig, Sc
     }
     if let Some(n) = r.nagle {
         c.nagle = n;
+    }
+    if let Some(m) = r.mtu_probing {
+        if m && r.packet_size.is_some() {
+            return Err(err(
+                "mtu_probing",
+                "packet sizes come from the MTU search; drop packet_size or the probing".into(),
+            ));
+        }
+        c.mtu_probing = m;
     }
     Ok(c)
 }

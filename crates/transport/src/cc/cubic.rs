@@ -15,13 +15,14 @@
 //! RTT samples of a round exceeds the minimum RTT by
 //! `clamp(min RTT / 8, 4 ms, 16 ms)`. Either sets ssthresh to the window.
 
+use serde::{Deserialize, Serialize};
 use torrentlab_engine::{Duration, Time};
 
 use super::newreno::reno_increase;
 use super::{grow, AckSample, CongestionControl, Window};
 
 /// CUBIC parameters. `Default` is RFC 9438 / Linux.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CubicConfig {
     /// C, in segments / s^3 (0.4).
     pub c: f64,

@@ -12,6 +12,7 @@
 //!   minus one packet per RTT when the queuing delay is twice the target;
 //! * halve on loss; optional TCP slow start; a floor of `min_cwnd` packets.
 
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 use torrentlab_engine::{Duration, Time};
@@ -20,7 +21,7 @@ use super::newreno::reno_increase;
 use super::{grow, AckSample, CongestionControl, Window};
 
 /// LEDBAT parameters. `Default` is the E4 (early draft) form.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LedbatConfig {
     /// TARGET queuing delay (draft: 25 ms).
     pub target: Duration,

@@ -10,6 +10,7 @@
 //! that time-out the window does not grow; otherwise it grows like Reno. Loss is
 //! handled as in NewReno.
 
+use serde::{Deserialize, Serialize};
 use torrentlab_engine::{Duration, Time};
 
 use super::newreno::reno_increase;
@@ -17,7 +18,7 @@ use super::{AckSample, CongestionControl, Window};
 
 /// TCP-LP parameters. `Default`: threshold 0.15 of the delay range, inference
 /// time-out 3 RTT (Linux `tcp_lp.c`).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LpConfig {
     pub threshold: f64,
     pub inference_rtts: f64,

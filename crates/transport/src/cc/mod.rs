@@ -5,6 +5,7 @@
 //! Each controller is a triple: the algorithm, its config (whose `Default` is the
 //! published constants), and [`CcConfig::build`].
 
+use serde::{Deserialize, Serialize};
 mod cubic;
 mod ledbat;
 mod lp;
@@ -110,7 +111,7 @@ pub(crate) fn grow(w: &mut Window, delta: f64, frac: &mut f64, floor: u64) {
 }
 
 /// Which controller a flow uses, with its parameters.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum CcConfig {
     NewReno,
     Cubic(CubicConfig),
@@ -141,5 +142,37 @@ impl CcConfig {
             CcConfig::Nice(_) => "nice",
             CcConfig::Ledbat(_) => "ledbat",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tcp::TcpConfig;
+    use crate::utp::{UtpCcConfig, UtpConfig};
+
+    #[test]
+    fn every_config_round_trips_through_serde_with_its_published_defaults() {
+        let ccs = [
+            CcConfig::NewReno,
+            CcConfig::Cubic(CubicConfig::default()),
+            CcConfig::Vegas(VegasConfig::default()),
+            CcConfig::Lp(LpConfig::default()),
+            CcConfig::Nice(NiceConfig::default()),
+            CcConfig::Ledbat(LedbatConfig::default()),
+        ];
+        for cc in ccs {
+            let json = serde_json::to_string(&cc).unwrap();
+            assert_eq!(serde_json::from_str::<CcConfig>(&json).unwrap(), cc, "{json}");
+        }
+        let cubic = serde_json::to_value(CubicConfig::default()).unwrap();
+        assert_eq!((cubic["c"].as_f64(), cubic["beta"].as_f64()), (Some(0.4), Some(0.7)));
+        for tcp in [TcpConfig::rfc(), TcpConfig::linux()] {
+            let json = serde_json::to_string(&tcp).unwrap();
+            assert_eq!(serde_json::from_str::<TcpConfig>(&json).unwrap(), tcp);
+        }
+        let utp = UtpConfig { cc: UtpCcConfig::rfc6817(), ..UtpConfig::default() };
+        let json = serde_json::to_string(&utp).unwrap();
+        assert_eq!(serde_json::from_str::<UtpConfig>(&json).unwrap(), utp);
     }
 }

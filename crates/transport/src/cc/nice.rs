@@ -7,6 +7,7 @@
 //! The window may fall below one packet: the sender then sends one packet every
 //! `1/W` RTTs (see `TcpSender`).
 
+use serde::{Deserialize, Serialize};
 use torrentlab_engine::Duration;
 
 use super::vegas::{Vegas, VegasConfig};
@@ -14,7 +15,7 @@ use super::{AckSample, CongestionControl, Window};
 
 /// Nice parameters. `Default`: threshold t = 0.1, fraction f = 0.5 (the paper's
 /// simulation defaults), Vegas' thresholds, and a floor of 1/48 of a packet.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct NiceConfig {
     pub threshold: f64,
     pub fraction: f64,

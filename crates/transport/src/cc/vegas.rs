@@ -8,13 +8,14 @@
 //! `cwnd = min(cwnd, target + 1)`. Rounds with two or fewer RTT samples fall back
 //! to Reno; the window never goes below 2 segments.
 
+use serde::{Deserialize, Serialize};
 use torrentlab_engine::Duration;
 
 use super::newreno::reno_increase;
 use super::{AckSample, CongestionControl, Window};
 
 /// Vegas thresholds in packets. `Default`: alpha 2, beta 4, gamma 1 (Linux).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct VegasConfig {
     pub alpha: f64,
     pub beta: f64,

@@ -1,9 +1,10 @@
 //! TCP parameters and the two presets (RFC and Linux).
 
+use serde::{Deserialize, Serialize};
 use torrentlab_engine::Duration;
 
 /// How the retransmission timeout is derived from the RTT estimate.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum RtoFormula {
     /// RFC 6298 §2: `RTO = max(min_rto, SRTT + max(G, 4 * RTTVAR))`.
     Rfc6298,
@@ -13,7 +14,7 @@ pub enum RtoFormula {
 }
 
 /// Parameters of one TCP connection.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TcpConfig {
     /// Maximum segment size: payload bytes per segment. 1448 with timestamps
     /// makes 1500-byte IP packets.

@@ -16,12 +16,13 @@
 //! * `draft`: the early draft of E4 (TARGET 25 ms, GAIN = 1/TARGET, base delay
 //!   = minimum ever, latest sample, halve on loss, floor one packet).
 
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 use torrentlab_engine::{Duration, Time};
 
 /// Which LEDBAT.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Variant {
     Bep29,
     Rfc6817,
@@ -30,7 +31,7 @@ pub enum Variant {
 
 /// Parameters of uTP's LEDBAT. Build one with [`UtpCcConfig::bep29`],
 /// [`UtpCcConfig::rfc6817`] or [`UtpCcConfig::draft`], then adjust.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct UtpCcConfig {
     pub variant: Variant,
     /// Target queuing delay.

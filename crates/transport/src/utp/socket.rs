@@ -1,15 +1,16 @@
 //! One end of a uTP connection (BEP 29), sans-IO.
 
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 use torrentlab_engine::{Duration, Time};
 use torrentlab_net::wire::{IPV4_HEADER, UDP_HEADER};
 
-use super::header::{Header, PacketType, SackMask};
+use super::header::{Header, PacketType, SackMask, HEADER_LEN};
 use super::ledbat::{UtpAck, UtpCcConfig, UtpLedbat};
 
 /// uTP parameters. `Default` follows libutp.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct UtpConfig {
     /// Payload bytes per full packet (libutp: 1382 on a 1500-byte path).
     pub packet_size: u32,
@@ -27,6 +28,14 @@ pub struct UtpConfig {
     pub dupack_threshold: u32,
     /// At most one undersized packet in flight (libtorrent's Nagle).
     pub nagle: bool,
+    /// libtorrent-like MTU discovery: packets start at `mtu_floor`, and a probe
+    /// halfway to `mtu_ceiling` is sent when the window exceeds three floor-sized
+    /// packets; an acknowledged probe raises the floor, a lost one lowers the
+    /// ceiling (and is not taken as congestion). Sizes are UDP payloads (uTP
+    /// header included). Off: every packet carries `packet_size` payload bytes.
+    pub mtu_probing: bool,
+    pub mtu_floor: u32,
+    pub mtu_ceiling: u32,
     pub cc: UtpCcConfig,
 }
 
@@ -41,6 +50,9 @@ impl Default for UtpConfig {
             syn_retries: 2,
             dupack_threshold: 3,
             nagle: true,
+            mtu_probing: false,
+            mtu_floor: 548,
+            mtu_ceiling: 1472,
             cc: UtpCcConfig::bep29(),
         }
     }
@@ -108,6 +120,8 @@ struct Sent {
     need_resend: bool,
     /// Acknowledged selectively (no longer in flight).
     acked: bool,
+    /// An MTU probe of this UDP payload size.
+    probe: Option<u32>,
 }
 
 /// `a - b` on the 16-bit sequence circle, as a signed distance.
@@ -152,6 +166,10 @@ pub struct UtpSocket {
     /// Our clock at the last receipt minus that packet's timestamp (echoed).
     reply_micro: u32,
     ack_pending: bool,
+    /// MTU discovery state (UDP payload bytes, uTP header included).
+    mtu_floor: u32,
+    mtu_ceiling: u32,
+    probe_in_flight: bool,
     stats: UtpStats,
 }
 
@@ -164,7 +182,9 @@ impl UtpSocket {
         initial_seq: u16,
         clock_offset_us: u32,
     ) -> Self {
-        let cc = UtpLedbat::new(cfg.cc.clone(), cfg.packet_size);
+        let (cfg_mtu_floor, cfg_mtu_ceiling) = (cfg.mtu_floor, cfg.mtu_ceiling);
+        let first = if cfg.mtu_probing { cfg.mtu_floor - HEADER_LEN } else { cfg.packet_size };
+        let cc = UtpLedbat::new(cfg.cc.clone(), first);
         UtpSocket {
             rto: cfg.initial_rto,
             peer_wnd: cfg.receive_buffer as u64,
@@ -195,6 +215,9 @@ impl UtpSocket {
             peer_fin: None,
             reply_micro: 0,
             ack_pending: false,
+            mtu_floor: cfg_mtu_floor,
+            mtu_ceiling: cfg_mtu_ceiling,
+            probe_in_flight: false,
             stats: UtpStats::default(),
         }
     }
@@ -216,9 +239,27 @@ impl UtpSocket {
         self.state
     }
 
-    /// Payload bytes per full packet.
+    /// Payload bytes per full packet (with MTU probing: what the floor allows).
     pub fn packet_size(&self) -> u32 {
-        self.cfg.packet_size
+        if self.cfg.mtu_probing {
+            self.mtu_floor - HEADER_LEN
+        } else {
+            self.cfg.packet_size
+        }
+    }
+
+    /// The MTU search range (UDP payload bytes).
+    pub fn mtu_range(&self) -> (u32, u32) {
+        (self.mtu_floor, self.mtu_ceiling)
+    }
+
+    /// The UDP payload size of a probe to send now, if one is due.
+    fn probe_size(&self) -> Option<u32> {
+        let due = self.cfg.mtu_probing
+            && !self.probe_in_flight
+            && self.mtu_ceiling > self.mtu_floor + 16
+            && self.cc.window() > 3 * self.mtu_floor as u64;
+        due.then_some((self.mtu_floor + self.mtu_ceiling) / 2)
     }
 
     pub fn stats(&self) -> &UtpStats {
@@ -279,6 +320,7 @@ impl UtpSocket {
             transmissions: 0,
             need_resend: true,
             acked: false,
+            probe: None,
         });
         self.seq_nr = self.seq_nr.wrapping_add(1);
     }
@@ -334,13 +376,21 @@ impl UtpSocket {
             return None;
         }
         if self.app_pending > 0 {
-            let len = self.app_pending.min(self.cfg.packet_size as u64) as u32;
-            let undersized_in_flight =
-                self.out.iter().any(|p| !p.acked && p.kind == PacketType::Data && p.len < self.cfg.packet_size);
-            let nagle_holds = self.cfg.nagle && len < self.cfg.packet_size && undersized_in_flight;
+            let full = self.packet_size();
+            let probe = self.probe_size().filter(|p| self.app_pending >= (p - HEADER_LEN) as u64);
+            let len = match probe {
+                Some(p) => p - HEADER_LEN,
+                None => self.app_pending.min(full as u64) as u32,
+            };
+            let undersized_in_flight = self.out.iter().any(|p| !p.acked && p.kind == PacketType::Data && p.len < full);
+            let nagle_holds = self.cfg.nagle && len < full && undersized_in_flight;
             if !nagle_holds && self.window_allows(now, len) {
                 self.app_pending -= len as u64;
                 self.push_out(PacketType::Data, len, now);
+                if let Some(p) = probe {
+                    self.out.back_mut().expect("just pushed").probe = Some(p);
+                    self.probe_in_flight = true;
+                }
                 return Some(self.transmit(now, self.out.len() - 1));
             }
         } else if self.closing && !self.fin_queued {
@@ -457,6 +507,11 @@ impl UtpSocket {
             return;
         }
         p.acked = true;
+        if let Some(size) = p.probe {
+            // The path carried the probe: raise the floor (libtorrent).
+            self.mtu_floor = self.mtu_floor.max(size);
+            self.probe_in_flight = false;
+        }
         if p.transmissions > 0 && !p.need_resend {
             self.cur_window -= p.len as u64;
         }
@@ -495,6 +550,7 @@ impl UtpSocket {
             self.rtt_sample(r);
         }
         let mut lost = false;
+        let mut lost_probe: Option<u32> = None;
         // Duplicate ACKs: same ack_nr, nothing new, data outstanding.
         if !progressed && acked == 0 && h.kind == PacketType::State && self.cur_window > 0 {
             if self.last_ack_seen == Some(h.ack_nr) {
@@ -505,7 +561,10 @@ impl UtpSocket {
                     if let Some(p) = first {
                         p.need_resend = true;
                         self.cur_window -= p.len as u64;
-                        lost = true;
+                        match p.probe.take() {
+                            Some(size) => lost_probe = Some(size),
+                            None => lost = true,
+                        }
                     }
                 }
             }
@@ -545,14 +604,23 @@ impl UtpSocket {
                     p.need_resend = true;
                     self.cur_window -= p.len as u64;
                     resent += 1;
-                    lost = true;
+                    match p.probe.take() {
+                        Some(size) => lost_probe = Some(size),
+                        None => lost = true,
+                    }
                 }
             }
+        }
+        if let Some(size) = lost_probe {
+            // A lost probe says the path MTU is smaller, not that it is congested.
+            self.mtu_ceiling = self.mtu_ceiling.min(size - 1);
+            self.probe_in_flight = false;
+            self.stats.fast_retransmits += u64::from(!lost);
         }
         if lost {
             self.stats.fast_retransmits += 1;
             let rtt = self.rtt.unwrap_or(self.rto);
-            self.cc.on_loss(now, rtt, self.cfg.packet_size);
+            self.cc.on_loss(now, rtt, self.packet_size());
         }
         self.cc.on_ack(&UtpAck {
             now,
@@ -560,7 +628,7 @@ impl UtpSocket {
             flight_before,
             delay_sample_us: (h.timestamp_diff_us != 0).then_some(h.timestamp_diff_us),
             min_rtt,
-            packet_size: self.cfg.packet_size,
+            packet_size: self.packet_size(),
             window_last_full: self.window_last_full,
         });
         if acked > 0 || progressed {
@@ -609,7 +677,11 @@ impl UtpSocket {
             return;
         }
         let flight = self.cur_window;
-        self.cc.on_timeout(flight, self.cfg.packet_size);
+        if let Some(size) = self.out.iter_mut().find(|p| !p.acked).and_then(|p| p.probe.take()) {
+            self.mtu_ceiling = self.mtu_ceiling.min(size - 1);
+            self.probe_in_flight = false;
+        }
+        self.cc.on_timeout(flight, self.packet_size());
         for p in self.out.iter_mut().filter(|p| !p.acked && !p.need_resend && p.transmissions > 0) {
             p.need_resend = true;
             self.cur_window -= p.len as u64;

@@ -202,3 +202,68 @@ fn clock_offsets_do_not_change_the_measured_queuing_delay() {
         assert_eq!(a.info().queuing_delay, Some(Duration::ZERO), "offset {offset}");
     }
 }
+
+/// A transfer over a path whose MTU drops first transmissions (DF probes) of
+/// UDP payloads above `path_mtu` (resends, sent without DF, get fragmented
+/// through). Returns the sender and the largest data payload it sent.
+fn mtu_transfer(c: UtpConfig, bytes: u64, path_mtu: u32, loss_free_ms: u64) -> (UtpSocket, UtpSocket, u32) {
+    let mut a = UtpSocket::connect(c.clone(), ms(0), 9, 1, 0);
+    let mut b = UtpSocket::accept(c, 9, 400, 0);
+    a.write(bytes);
+    a.close();
+    let mut wire: BTreeMap<(Time, u64), (bool, UtpPacket)> = BTreeMap::new();
+    let (mut order, mut largest) = (0u64, 0u32);
+    let mut seen = std::collections::BTreeSet::new();
+    let d = Duration::from_millis(loss_free_ms);
+    let mut now = ms(0);
+    while !b.peer_finished() {
+        while let Some(p) = a.poll_transmit(now) {
+            let first = seen.insert(p.header.seq_nr);
+            largest = largest.max(p.payload);
+            if !(first && p.header.byte_len() + p.payload > path_mtu) {
+                wire.insert((now + d, order), (true, p));
+                order += 1;
+            }
+        }
+        while let Some(p) = b.poll_transmit(now) {
+            wire.insert((now + d, order), (false, p));
+            order += 1;
+        }
+        let next_wire = wire.keys().next().map(|k| k.0);
+        now = [next_wire, a.poll_timeout(), b.poll_timeout()].into_iter().flatten().min().expect("stalled");
+        if next_wire == Some(now) {
+            let (_, (to_b, p)) = wire.pop_first().unwrap();
+            if to_b {
+                b.handle(now, &p)
+            } else {
+                a.handle(now, &p)
+            }
+        } else {
+            a.handle_timeout(now);
+            b.handle_timeout(now);
+        }
+        assert!(now < ms(600_000), "transfer did not finish");
+    }
+    (a, b, largest)
+}
+
+#[test]
+fn mtu_probing_climbs_to_the_ceiling_on_a_path_that_carries_everything() {
+    let c = UtpConfig { mtu_probing: true, ..UtpConfig::default() };
+    let (a, b, largest) = mtu_transfer(c, 2_000_000, 10_000, 20);
+    assert_eq!(b.delivered(), 2_000_000);
+    let (floor, ceiling) = a.mtu_range();
+    assert!(ceiling - floor <= 16 && floor > 1450, "search ended at [{floor}, {ceiling}]");
+    assert_eq!(a.packet_size(), floor - 20);
+    assert!(largest > 1400);
+}
+
+#[test]
+fn lost_probes_lower_the_ceiling_below_the_path_mtu_and_the_transfer_completes() {
+    let c = UtpConfig { mtu_probing: true, ..UtpConfig::default() };
+    let (a, b, _) = mtu_transfer(c, 2_000_000, 1200, 20);
+    assert_eq!(b.delivered(), 2_000_000);
+    let (floor, ceiling) = a.mtu_range();
+    assert!(floor <= 1200 && ceiling < 1216 && ceiling >= 1183, "search ended at [{floor}, {ceiling}]");
+    assert!(floor >= 1150, "floor {floor}");
+}
