@@ -145,6 +145,9 @@ pub struct UtpSocket {
     seq_una: u16,
     /// Bytes in flight: sent, not acknowledged, not waiting for a resend.
     cur_window: u64,
+    /// Packets sent before and now waiting for a resend (so the send path
+    /// scans the window only when there is something to resend).
+    resends: usize,
     app_pending: u64,
     closing: bool,
     fin_queued: bool,
@@ -198,6 +201,7 @@ impl UtpSocket {
             out: VecDeque::new(),
             seq_una: initial_seq,
             cur_window: 0,
+            resends: 0,
             app_pending: 0,
             closing: false,
             fin_queued: false,
@@ -365,7 +369,10 @@ impl UtpSocket {
             return self.ack_packet(now);
         }
         // Packets waiting for a (re)send, oldest first, as the window allows.
-        if let Some(k) = self.out.iter().position(|p| p.need_resend && !p.acked) {
+        let unsent_syn = self.out.front().is_some_and(|p| p.transmissions == 0);
+        let waiting =
+            if self.resends > 0 || unsent_syn { self.out.iter().position(|p| p.need_resend && !p.acked) } else { None };
+        if let Some(k) = waiting {
             let p = self.out[k];
             if p.kind == PacketType::Syn || self.window_allows(now, p.len) {
                 return Some(self.transmit(now, k));
@@ -382,8 +389,10 @@ impl UtpSocket {
                 Some(p) => p - HEADER_LEN,
                 None => self.app_pending.min(full as u64) as u32,
             };
-            let undersized_in_flight = self.out.iter().any(|p| !p.acked && p.kind == PacketType::Data && p.len < full);
-            let nagle_holds = self.cfg.nagle && len < full && undersized_in_flight;
+            // Scanned only for a short packet (bulk transfers never pay for it).
+            let nagle_holds = self.cfg.nagle
+                && len < full
+                && self.out.iter().any(|p| !p.acked && p.kind == PacketType::Data && p.len < full);
             if !nagle_holds && self.window_allows(now, len) {
                 self.app_pending -= len as u64;
                 self.push_out(PacketType::Data, len, now);
@@ -413,6 +422,9 @@ impl UtpSocket {
     fn transmit(&mut self, now: Time, k: usize) -> UtpPacket {
         let seq = self.seq_una.wrapping_add(k as u16);
         let p = &mut self.out[k];
+        if p.need_resend && p.transmissions > 0 {
+            self.resends -= 1;
+        }
         p.need_resend = false;
         p.sent_at = now;
         p.sent_order = self.stats.packets_sent;
@@ -507,6 +519,9 @@ impl UtpSocket {
             return;
         }
         p.acked = true;
+        if p.need_resend && p.transmissions > 0 {
+            self.resends -= 1;
+        }
         if let Some(size) = p.probe {
             // The path carried the probe: raise the floor (libtorrent).
             self.mtu_floor = self.mtu_floor.max(size);
@@ -560,6 +575,7 @@ impl UtpSocket {
                     let first = self.out.front_mut().filter(|p| !p.acked && !p.need_resend && p.transmissions == 1);
                     if let Some(p) = first {
                         p.need_resend = true;
+                        self.resends += 1;
                         self.cur_window -= p.len as u64;
                         match p.probe.take() {
                             Some(size) => lost_probe = Some(size),
@@ -602,6 +618,7 @@ impl UtpSocket {
                 let later = top_orders[..seen].iter().filter(|o| **o > p.sent_order).count() as u32;
                 if later >= self.cfg.dupack_threshold && !p.need_resend && resent < 4 {
                     p.need_resend = true;
+                    self.resends += 1;
                     self.cur_window -= p.len as u64;
                     resent += 1;
                     match p.probe.take() {
@@ -684,6 +701,7 @@ impl UtpSocket {
         self.cc.on_timeout(flight, self.packet_size());
         for p in self.out.iter_mut().filter(|p| !p.acked && !p.need_resend && p.transmissions > 0) {
             p.need_resend = true;
+            self.resends += 1;
             self.cur_window -= p.len as u64;
         }
         self.rto = self.rto.saturating_mul(2);
