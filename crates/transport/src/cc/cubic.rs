@@ -280,34 +280,25 @@ mod tests {
 
     #[test]
     fn a_long_train_of_closely_spaced_acks_ends_slow_start() {
-        let mut c = Cubic::new(CubicConfig::default());
-        let mut w = Window { cwnd: 20 * MSS as u64, ssthresh: u64::MAX, mss: MSS };
-        c.on_sample(&ack_at(0)); // min RTT 100 ms: a train longer than 50 ms ends it
-        for i in 0..60u64 {
-            let s = AckSample {
-                ack: (i + 1) * MSS as u64,
-                snd_nxt: 500 * MSS as u64,
-                now: Time(i * 1_000_000),
-                rtt: None,
-                ..ack_at(0)
-            };
-            c.on_ack(&mut w, &s);
-        }
-        assert!(!w.in_slow_start());
-        let mut off = Cubic::new(CubicConfig { hystart: false, ..CubicConfig::default() });
-        let mut w2 = Window { cwnd: 20 * MSS as u64, ssthresh: u64::MAX, mss: MSS };
-        off.on_sample(&ack_at(0));
-        for i in 0..60u64 {
-            let s = AckSample {
-                ack: (i + 1) * MSS as u64,
-                snd_nxt: 500 * MSS as u64,
-                now: Time(i * 1_000_000),
-                rtt: None,
-                ..ack_at(0)
-            };
-            off.on_ack(&mut w2, &s);
-        }
-        assert!(w2.in_slow_start(), "without HyStart slow start goes on");
+        // Min RTT 100 ms: 60 ACKs 1 ms apart form a train longer than 50 ms.
+        let train = |hystart: bool| {
+            let mut c = Cubic::new(CubicConfig { hystart, ..CubicConfig::default() });
+            let mut w = Window { cwnd: 20 * MSS as u64, ssthresh: u64::MAX, mss: MSS };
+            c.on_sample(&ack_at(0));
+            for i in 0..60u64 {
+                let s = AckSample {
+                    ack: (i + 1) * MSS as u64,
+                    snd_nxt: 500 * MSS as u64,
+                    now: Time(i * 1_000_000),
+                    rtt: None,
+                    ..ack_at(0)
+                };
+                c.on_ack(&mut w, &s);
+            }
+            w
+        };
+        assert!(!train(true).in_slow_start());
+        assert!(train(false).in_slow_start(), "without HyStart slow start goes on");
     }
 
     #[test]
