@@ -1,0 +1,18 @@
+//! # torrentlab-bittorrent
+//!
+//! The BitTorrent layer, sans-IO like the transports below it:
+//!
+//! * [`bencode`]: a bencode parser with precise errors, and reading the fields
+//!   a simulation needs from a real `.torrent` file;
+//! * [`torrent`]: file size, piece size, 16 KiB blocks, the short last piece;
+//! * [`bitfield`]: which pieces a peer has, with the BEP 3 wire layout;
+//! * [`wire`]: the BEP 3 peer wire messages with their real sizes (68-byte
+//!   handshake, 4-byte length prefix, `piece` = 13 + block bytes), encoded and
+//!   decoded.
+//!
+//! No payload bytes are stored anywhere: blocks are lengths.
+
+pub mod bencode;
+pub mod bitfield;
+pub mod torrent;
+pub mod wire;

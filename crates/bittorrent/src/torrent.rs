@@ -1,0 +1,85 @@
+//! A torrent's geometry: pieces of `piece_length` bytes (the last one may be
+//! short), each split into 16 KiB blocks (BEP 3; every client requests 2^14).
+
+/// Bytes per block: what a `request` asks for (BEP 3, mainline `download_slice_size`).
+pub const BLOCK: u32 = 16 * 1024;
+
+/// Pieces and blocks of one torrent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Torrent {
+    /// Total content length in bytes.
+    pub length: u64,
+    /// Bytes per piece (a power of two in practice; mainline 4.0.x: 256 KiB).
+    pub piece_length: u32,
+}
+
+impl Torrent {
+    /// # Panics
+    /// If `length` or `piece_length` is zero.
+    pub fn new(length: u64, piece_length: u32) -> Self {
+        assert!(length > 0 && piece_length > 0, "a torrent has content and pieces");
+        Torrent { length, piece_length }
+    }
+
+    /// Number of pieces: `ceil(length / piece_length)`.
+    pub fn pieces(&self) -> u32 {
+        self.length.div_ceil(self.piece_length as u64) as u32
+    }
+
+    /// Bytes in piece `i` (the last piece may be short).
+    pub fn piece_len(&self, i: u32) -> u32 {
+        debug_assert!(i < self.pieces());
+        let start = i as u64 * self.piece_length as u64;
+        (self.length - start).min(self.piece_length as u64) as u32
+    }
+
+    /// Blocks in piece `i`.
+    pub fn blocks_in(&self, i: u32) -> u32 {
+        self.piece_len(i).div_ceil(BLOCK)
+    }
+
+    /// Bytes of block `b` of piece `i` (the last block of a piece may be short).
+    pub fn block_len(&self, i: u32, b: u32) -> u32 {
+        let piece = self.piece_len(i);
+        debug_assert!(b < self.blocks_in(i));
+        (piece - b * BLOCK).min(BLOCK)
+    }
+
+    /// Total number of blocks.
+    pub fn total_blocks(&self) -> u64 {
+        let full = self.pieces() as u64 - 1;
+        full * self.blocks_in(0) as u64 + self.blocks_in(self.pieces() - 1) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_50_mb_file_in_256_kib_pieces_has_a_short_last_piece() {
+        let t = Torrent::new(50_000_000, 256 * 1024);
+        assert_eq!(t.pieces(), 191);
+        assert_eq!(t.piece_len(0), 262_144);
+        assert_eq!(t.blocks_in(0), 16);
+        let last = t.pieces() - 1;
+        assert_eq!(t.piece_len(last), 50_000_000 - 190 * 262_144);
+        assert_eq!(t.blocks_in(last), (t.piece_len(last)).div_ceil(BLOCK));
+        let last_block = t.blocks_in(last) - 1;
+        assert_eq!(t.block_len(last, last_block), t.piece_len(last) - last_block * BLOCK);
+    }
+
+    #[test]
+    fn the_blocks_add_up_to_the_content_length() {
+        for (len, piece) in [(1u64, 16384u32), (16385, 16384), (1_000_000, 32768), (50_000_000, 262_144)] {
+            let t = Torrent::new(len, piece);
+            let sum: u64 = (0..t.pieces())
+                .flat_map(|i| (0..t.blocks_in(i)).map(move |b| (i, b)))
+                .map(|(i, b)| t.block_len(i, b) as u64)
+                .sum();
+            assert_eq!(sum, len);
+            let blocks: u64 = (0..t.pieces()).map(|i| t.blocks_in(i) as u64).sum();
+            assert_eq!(blocks, t.total_blocks());
+        }
+    }
+}
