@@ -8,11 +8,15 @@
 //! * [`bitfield`]: which pieces a peer has, with the BEP 3 wire layout;
 //! * [`wire`]: the BEP 3 peer wire messages with their real sizes (68-byte
 //!   handshake, 4-byte length prefix, `piece` = 13 + block bytes), encoded and
-//!   decoded.
+//!   decoded;
+//! * [`rate`]: mainline's 20 s decaying rate estimator;
+//! * [`choker`]: mainline 4.0.x's leecher and seed choking, behind a trait.
 //!
 //! No payload bytes are stored anywhere: blocks are lengths.
 
 pub mod bencode;
 pub mod bitfield;
+pub mod choker;
+pub mod rate;
 pub mod torrent;
 pub mod wire;

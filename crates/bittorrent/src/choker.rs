@@ -1,0 +1,337 @@
+//! Mainline 4.0.x's choker (`Choker.py`), as a policy behind a trait so other
+//! client profiles can be added.
+//!
+//! * Every 10 s a rechoke; every third one (30 s) the ring of connections is
+//!   first rotated to start at the first peer that is choked and interested:
+//!   the new optimistic unchoke.
+//! * Leecher: the `slots - 1` fastest interested, non-snubbed peers by their
+//!   download rate to us are unchoked; then, walking the ring, peers are
+//!   unchoked until `max(1, min_uploads - preferred)` interested ones have been
+//!   (uninterested ones met on the way are unchoked for free); the rest choked.
+//! * Seed: peers unchoked in the last 20 s (or with requests queued and a
+//!   flushed socket) rank first, most recent first; the others by our upload
+//!   rate to them. The top `slots - forced` stay unchoked; the remaining slots go
+//!   to choked, interested, flushed peers in ring order, and the ring then
+//!   starts after the last one unchoked. With 4 slots, 1, 1 and 0 new unchokes
+//!   are forced over each 30 s cycle.
+//! * New connections enter the ring at a uniformly random position.
+
+use torrentlab_engine::EntityRng;
+
+/// What the choker needs to know about one connection at a rechoke.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PeerView {
+    pub id: u32,
+    /// The peer is interested in us.
+    pub interested: bool,
+    /// No piece data from the peer for longer than `snub_time` (30 s).
+    pub snubbed: bool,
+    /// Bytes/s the peer sends us (20 s window).
+    pub download_rate: f64,
+    /// Bytes/s we send the peer.
+    pub upload_rate: f64,
+    /// We currently choke the peer.
+    pub choked: bool,
+    /// The peer has requests queued with us.
+    pub has_requests: bool,
+    /// Our socket to the peer has room (its send buffer is flushed).
+    pub flushed: bool,
+}
+
+/// A rechoke decision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decision {
+    Choke(u32),
+    Unchoke(u32),
+}
+
+/// A choking policy.
+pub trait Choker {
+    fn add_peer(&mut self, id: u32, rng: &mut EntityRng);
+    fn remove_peer(&mut self, id: u32);
+    /// The periodic rechoke (every 10 s for mainline). `seeding`: we have
+    /// every piece. Returns the changes (only peers whose state changes).
+    fn rechoke(&mut self, peers: &[PeerView], seeding: bool) -> Vec<Decision>;
+}
+
+/// Upload slots from the upload limit in kB/s (mainline `_set_auto_uploads`):
+/// 0 (unlimited) -> 7; below 9 -> 2; below 15 -> 3; below 42 -> 4; else
+/// `int(sqrt(0.6 r))`.
+pub fn upload_slots(max_upload_rate_kb: f64) -> u32 {
+    if max_upload_rate_kb <= 0.0 {
+        7
+    } else if max_upload_rate_kb < 9.0 {
+        2
+    } else if max_upload_rate_kb < 15.0 {
+        3
+    } else if max_upload_rate_kb < 42.0 {
+        4
+    } else {
+        (0.6 * max_upload_rate_kb).sqrt() as u32
+    }
+}
+
+/// Mainline 4.0.x's choker.
+#[derive(Clone, Debug)]
+pub struct MainlineChoker {
+    slots: u32,
+    min_uploads: u32,
+    /// Connections in ring order.
+    ring: Vec<u32>,
+    /// Rechokes so far (`count`).
+    count: u64,
+    /// Round of each peer's last unchoke by the seed algorithm.
+    unchoke_round: Vec<(u32, u64)>,
+}
+
+impl MainlineChoker {
+    pub fn new(slots: u32) -> Self {
+        MainlineChoker { slots, min_uploads: 2, ring: Vec::new(), count: 0, unchoke_round: Vec::new() }
+    }
+
+    pub fn ring(&self) -> &[u32] {
+        &self.ring
+    }
+
+    fn view<'a>(peers: &'a [PeerView], id: u32) -> Option<&'a PeerView> {
+        peers.iter().find(|p| p.id == id)
+    }
+
+    fn set_round(&mut self, id: u32) {
+        let round = self.count;
+        match self.unchoke_round.iter_mut().find(|(p, _)| *p == id) {
+            Some(e) => e.1 = round,
+            None => self.unchoke_round.push((id, round)),
+        }
+    }
+
+    fn round_of(&self, id: u32) -> Option<u64> {
+        self.unchoke_round.iter().find(|(p, _)| *p == id).map(|e| e.1)
+    }
+
+    fn leecher(&mut self, peers: &[PeerView]) -> Vec<Decision> {
+        let mut preferred: Vec<&PeerView> = peers.iter().filter(|p| p.interested && !p.snubbed).collect();
+        preferred.sort_by(|a, b| b.download_rate.total_cmp(&a.download_rate).then(a.id.cmp(&b.id)));
+        let prefcount = preferred.len().min(self.slots.saturating_sub(1) as usize);
+        let mask: Vec<u32> = preferred[..prefcount].iter().map(|p| p.id).collect();
+        let mut count = 1.max(self.min_uploads as i64 - prefcount as i64);
+        let mut out = Vec::new();
+        for &id in &self.ring {
+            let Some(p) = Self::view(peers, id) else { continue };
+            let unchoke = if mask.contains(&id) {
+                true
+            } else if count > 0 {
+                if p.interested {
+                    count -= 1;
+                }
+                true
+            } else {
+                false
+            };
+            match (unchoke, p.choked) {
+                (true, true) => out.push(Decision::Unchoke(id)),
+                (false, false) => out.push(Decision::Choke(id)),
+                _ => {}
+            }
+        }
+        out
+    }
+
+    fn seed(&mut self, peers: &[PeerView]) -> Vec<Decision> {
+        let i = (self.slots as u64 + 2) / 3;
+        let num_force = ((i + self.count % 3) / 3) as usize;
+        let recent = self.count.saturating_sub(3);
+        // (rank class, -unchoke round, -upload rate): class 0 = recent or busy.
+        let mut ranked: Vec<(u8, i64, f64, u32)> = peers
+            .iter()
+            .filter(|p| !p.choked && p.interested)
+            .map(|p| {
+                let round = self.round_of(p.id);
+                let recent_unchoke = round.is_some_and(|r| r > recent);
+                if recent_unchoke || (p.has_requests && p.flushed) {
+                    (0, -(round.unwrap_or(0) as i64), -p.upload_rate, p.id)
+                } else {
+                    (1, 0, -p.upload_rate, p.id)
+                }
+            })
+            .collect();
+        ranked.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.total_cmp(&b.2)).then(a.3.cmp(&b.3)));
+        let keep = (self.slots as usize).saturating_sub(num_force);
+        let kept: Vec<u32> = ranked.iter().take(keep).map(|r| r.3).collect();
+        let mut free = self.slots as usize - kept.len();
+        let mut out = Vec::new();
+        let mut last_unchoked = None;
+        for (k, &id) in self.ring.clone().iter().enumerate() {
+            let Some(p) = Self::view(peers, id) else { continue };
+            if kept.contains(&id) {
+                continue;
+            }
+            if !p.interested {
+                if !p.choked {
+                    out.push(Decision::Choke(id));
+                }
+            } else if p.choked {
+                if free > 0 && p.flushed {
+                    out.push(Decision::Unchoke(id));
+                    self.set_round(id);
+                    free -= 1;
+                    last_unchoked = Some(k);
+                }
+            } else {
+                out.push(Decision::Choke(id));
+            }
+        }
+        if let Some(k) = last_unchoked {
+            self.ring.rotate_left(k + 1);
+        }
+        out
+    }
+}
+
+impl Choker for MainlineChoker {
+    /// Mainline 3.9-5.x: a uniformly random ring position (`randrange(len + 1)`).
+    fn add_peer(&mut self, id: u32, rng: &mut EntityRng) {
+        let at = rng.range_inclusive(0, self.ring.len() as u64) as usize;
+        self.ring.insert(at, id);
+    }
+
+    fn remove_peer(&mut self, id: u32) {
+        self.ring.retain(|&p| p != id);
+        self.unchoke_round.retain(|(p, _)| *p != id);
+    }
+
+    fn rechoke(&mut self, peers: &[PeerView], seeding: bool) -> Vec<Decision> {
+        self.count += 1;
+        if !seeding && self.count % 3 == 0 {
+            // The optimistic unchoke moves on: start the ring at the first
+            // choked, interested peer.
+            if let Some(k) =
+                self.ring.iter().position(|&id| Self::view(peers, id).is_some_and(|p| p.choked && p.interested))
+            {
+                self.ring.rotate_left(k);
+            }
+        }
+        if seeding {
+            self.seed(peers)
+        } else {
+            self.leecher(peers)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use torrentlab_engine::EntityId;
+
+    fn peer(id: u32, interested: bool, rate: f64, choked: bool) -> PeerView {
+        PeerView {
+            id,
+            interested,
+            snubbed: false,
+            download_rate: rate,
+            upload_rate: rate,
+            choked,
+            has_requests: false,
+            flushed: true,
+        }
+    }
+
+    fn choker_with(ids: &[u32]) -> MainlineChoker {
+        let mut c = MainlineChoker::new(4);
+        c.ring = ids.to_vec();
+        c
+    }
+
+    #[test]
+    fn the_upload_slot_table_follows_mainline() {
+        let got: Vec<u32> = [0.0, 5.0, 10.0, 20.0, 42.0, 60.0, 100.0].iter().map(|r| upload_slots(*r)).collect();
+        assert_eq!(got, vec![7, 2, 3, 4, 5, 6, 7]);
+    }
+
+    #[test]
+    fn a_leecher_unchokes_the_three_fastest_and_one_more_in_ring_order() {
+        let mut c = choker_with(&[1, 2, 3, 4, 5, 6]);
+        let peers = [
+            peer(1, true, 10.0, true),
+            peer(2, true, 50.0, true),
+            peer(3, true, 40.0, true),
+            peer(4, true, 30.0, true),
+            peer(5, true, 20.0, true),
+            peer(6, true, 0.0, true),
+        ];
+        let d = c.rechoke(&peers, false);
+        // 2, 3, 4 by rate; the ring starts at 1: the optimistic slot goes to 1.
+        assert_eq!(d, vec![Decision::Unchoke(1), Decision::Unchoke(2), Decision::Unchoke(3), Decision::Unchoke(4)]);
+    }
+
+    #[test]
+    fn snubbed_peers_lose_their_regular_slot_and_uninterested_ones_ride_free() {
+        let mut c = choker_with(&[7, 1, 2, 3, 4]);
+        let mut peers = vec![
+            peer(7, false, 0.0, true),
+            peer(1, true, 90.0, false),
+            peer(2, true, 50.0, true),
+            peer(3, true, 40.0, true),
+            peer(4, true, 30.0, true),
+        ];
+        peers[1].snubbed = true;
+        let d = c.rechoke(&peers, false);
+        // Regular: 2, 3, 4. Optimistic walk: 7 (uninterested, free), then 1.
+        assert!(d.contains(&Decision::Unchoke(7)));
+        assert!(!d.iter().any(|x| *x == Decision::Choke(1)), "1 keeps the optimistic slot: {d:?}");
+        assert_eq!(d.iter().filter(|x| matches!(x, Decision::Unchoke(_))).count(), 4);
+    }
+
+    #[test]
+    fn every_third_rechoke_moves_the_optimistic_unchoke_to_the_next_choked_interested_peer() {
+        let mut c = choker_with(&[1, 2, 3, 4, 5, 6]);
+        let rates = [(1, 0.0), (2, 50.0), (3, 40.0), (4, 30.0), (5, 0.0), (6, 0.0)];
+        let mut choked: Vec<u32> = rates.iter().map(|r| r.0).collect();
+        let mut optimistic = vec![];
+        for _ in 0..3 {
+            let peers: Vec<PeerView> = rates.iter().map(|&(id, r)| peer(id, true, r, choked.contains(&id))).collect();
+            for d in c.rechoke(&peers, false) {
+                match d {
+                    Decision::Unchoke(id) => choked.retain(|&x| x != id),
+                    Decision::Choke(id) => choked.push(id),
+                }
+            }
+            optimistic.push(*[1, 5, 6].iter().find(|id| !choked.contains(id)).unwrap());
+        }
+        assert_eq!(optimistic, vec![1, 1, 5], "rotated at the third rechoke (30 s)");
+    }
+
+    #[test]
+    fn a_seed_keeps_recent_unchokes_and_forces_new_ones_one_one_zero() {
+        let mut c = choker_with(&[1, 2, 3, 4, 5, 6, 7, 8]);
+        let mut choked: Vec<u32> = (1..=8).collect();
+        let mut new_per_round = vec![];
+        for _ in 0..6 {
+            let peers: Vec<PeerView> = (1..=8).map(|id| peer(id, true, id as f64, choked.contains(&id))).collect();
+            let d = c.rechoke(&peers, true);
+            new_per_round.push(d.iter().filter(|x| matches!(x, Decision::Unchoke(_))).count());
+            for x in d {
+                match x {
+                    Decision::Unchoke(id) => choked.retain(|&y| y != id),
+                    Decision::Choke(id) => choked.push(id),
+                }
+            }
+            assert_eq!(8 - choked.len(), 4, "always 4 unchoked");
+        }
+        assert_eq!(new_per_round[3..], [1, 1, 0], "after the start-up rounds, 1, 1, 0 new unchokes per 30 s");
+    }
+
+    #[test]
+    fn new_peers_enter_the_ring_at_random_positions() {
+        let mut c = MainlineChoker::new(4);
+        let mut rng = EntityRng::new(1, EntityId(1));
+        for id in 0..50 {
+            c.add_peer(id, &mut rng);
+        }
+        assert_eq!(c.ring().len(), 50);
+        assert_ne!(c.ring(), (0..50).collect::<Vec<_>>().as_slice(), "not insertion order");
+        c.remove_peer(10);
+        assert!(!c.ring().contains(&10));
+    }
+}
