@@ -93,7 +93,7 @@ impl MainlineChoker {
         &self.ring
     }
 
-    fn view<'a>(peers: &'a [PeerView], id: u32) -> Option<&'a PeerView> {
+    fn view(peers: &[PeerView], id: u32) -> Option<&PeerView> {
         peers.iter().find(|p| p.id == id)
     }
 
@@ -138,7 +138,8 @@ impl MainlineChoker {
     }
 
     fn seed(&mut self, peers: &[PeerView]) -> Vec<Decision> {
-        let i = (self.slots as u64 + 2) / 3;
+        // Mainline: i = (slots + 2) // 3.
+        let i = (self.slots as u64).div_ceil(3);
         let num_force = ((i + self.count % 3) / 3) as usize;
         let recent = self.count.saturating_sub(3);
         // (rank class, -unchoke round, -upload rate): class 0 = recent or busy.
