@@ -203,7 +203,7 @@ impl Choker for MainlineChoker {
 
     fn rechoke(&mut self, peers: &[PeerView], seeding: bool) -> Vec<Decision> {
         self.count += 1;
-        if !seeding && self.count % 3 == 0 {
+        if !seeding && self.count.is_multiple_of(3) {
             // The optimistic unchoke moves on: start the ring at the first
             // choked, interested peer.
             if let Some(k) =
