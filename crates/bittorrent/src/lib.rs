@@ -10,13 +10,16 @@
 //!   handshake, 4-byte length prefix, `piece` = 13 + block bytes), encoded and
 //!   decoded;
 //! * [`rate`]: mainline's 20 s decaying rate estimator;
-//! * [`choker`]: mainline 4.0.x's leecher and seed choking, behind a trait.
+//! * [`choker`]: mainline 4.0.x's leecher and seed choking, behind a trait;
+//! * [`picker`]: mainline 4.0.x's piece picker (strict priority, random first,
+//!   rarest first, end game).
 //!
 //! No payload bytes are stored anywhere: blocks are lengths.
 
 pub mod bencode;
 pub mod bitfield;
 pub mod choker;
+pub mod picker;
 pub mod rate;
 pub mod torrent;
 pub mod wire;
