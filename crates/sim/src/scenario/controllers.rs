@@ -12,26 +12,6 @@ use super::units::DurationStr;
 use super::validate::Ctx;
 use super::ScenarioError;
 
-/// A parameter table whose fields are all optional, with a field-wise overlay.
-macro_rules! params {
-    ($(#[$doc:meta])* $name:ident { $($field:ident: $ty:ty),* $(,)? }) => {
-        $(#[$doc])*
-        #[derive(Debug, Deserialize, Default, Clone)]
-        #[serde(deny_unknown_fields)]
-        pub struct $name {
-            $(pub $field: Option<$ty>,)*
-        }
-
-        impl $name {
-            /// Field-wise: `over`'s value where it has one, else `self`'s.
-            pub fn overlaid(&self, over: Option<&$name>) -> $name {
-                let Some(over) = over else { return self.clone() };
-                $name { $($field: over.$field.clone().or(self.$field.clone()),)* }
-            }
-        }
-    };
-}
-
 params!(
     /// `[cubic]`: RFC 9438 parameters.
     RawCubic { c: f64, beta: f64, fast_convergence: bool, tcp_friendliness: bool, hystart: bool }

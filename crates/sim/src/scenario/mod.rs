@@ -4,6 +4,26 @@
 //! Shadow. Every error names the file, the field path and what is allowed; see
 //! [`ScenarioError`].
 
+/// A parameter table whose fields are all optional, with a field-wise overlay.
+macro_rules! params {
+    ($(#[$doc:meta])* $name:ident { $($field:ident: $ty:ty),* $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Debug, Deserialize, Default, Clone)]
+        #[serde(deny_unknown_fields)]
+        pub struct $name {
+            $(pub $field: Option<$ty>,)*
+        }
+
+        impl $name {
+            /// Field-wise: `over`'s value where it has one, else `self`'s.
+            pub fn overlaid(&self, over: Option<&$name>) -> $name {
+                let Some(over) = over else { return self.clone() };
+                $name { $($field: over.$field.clone().or(self.$field.clone()),)* }
+            }
+        }
+    };
+}
+
 mod controllers;
 mod raw;
 mod units;

@@ -122,44 +122,24 @@ impl<'de> Deserialize<'de> for DelayedAck {
     }
 }
 
-#[derive(Debug, Deserialize, Default, Clone)]
-#[serde(deny_unknown_fields)]
-pub struct RawTcp {
-    pub preset: Option<Preset>,
-    pub mss: Option<u32>,
-    pub initial_window: Option<u32>,
-    pub slow_start: Option<bool>,
-    pub min_rto: Option<DurationStr>,
-    pub max_rto: Option<DurationStr>,
-    pub initial_rto: Option<DurationStr>,
-    pub delayed_ack: Option<DelayedAck>,
-    pub timestamps: Option<bool>,
-    pub receive_window: Option<SizeStr>,
-    pub sack: Option<bool>,
-    pub tso: Option<bool>,
-    pub handshake: Option<bool>,
-}
-
-impl RawTcp {
-    /// Field-wise: `over`'s value where it has one, else `self`'s.
-    pub fn overlaid(&self, over: &RawTcp) -> RawTcp {
-        RawTcp {
-            preset: over.preset.or(self.preset),
-            mss: over.mss.or(self.mss),
-            initial_window: over.initial_window.or(self.initial_window),
-            slow_start: over.slow_start.or(self.slow_start),
-            min_rto: over.min_rto.or(self.min_rto),
-            max_rto: over.max_rto.or(self.max_rto),
-            initial_rto: over.initial_rto.or(self.initial_rto),
-            delayed_ack: over.delayed_ack.or(self.delayed_ack),
-            timestamps: over.timestamps.or(self.timestamps),
-            receive_window: over.receive_window.or(self.receive_window),
-            sack: over.sack.or(self.sack),
-            tso: over.tso.or(self.tso),
-            handshake: over.handshake.or(self.handshake),
-        }
+params!(
+    /// `[tcp]` and a flow's `tcp = { ... }`.
+    RawTcp {
+        preset: Preset,
+        mss: u32,
+        initial_window: u32,
+        slow_start: bool,
+        min_rto: DurationStr,
+        max_rto: DurationStr,
+        initial_rto: DurationStr,
+        delayed_ack: DelayedAck,
+        timestamps: bool,
+        receive_window: SizeStr,
+        sack: bool,
+        tso: bool,
+        handshake: bool,
     }
-}
+);
 
 #[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]

@@ -17,43 +17,23 @@ pub enum UtpVariantName {
     Draft,
 }
 
-/// The uTP table as written; every field optional.
-#[derive(Debug, Deserialize, Default, Clone)]
-#[serde(deny_unknown_fields)]
-pub struct RawUtp {
-    pub variant: Option<UtpVariantName>,
-    pub target: Option<DurationStr>,
-    pub gain: Option<f64>,
-    pub max_increase: Option<SizeStr>,
-    pub min_window: Option<f64>,
-    pub slow_start: Option<bool>,
-    pub packet_size: Option<u32>,
-    pub receive_buffer: Option<SizeStr>,
-    pub min_rto: Option<DurationStr>,
-    pub max_timeouts: Option<u32>,
-    pub nagle: Option<bool>,
-    pub mtu_probing: Option<bool>,
-}
-
-impl RawUtp {
-    pub fn overlaid(&self, over: Option<&RawUtp>) -> RawUtp {
-        let Some(o) = over else { return self.clone() };
-        RawUtp {
-            variant: o.variant.or(self.variant),
-            target: o.target.or(self.target),
-            gain: o.gain.or(self.gain),
-            max_increase: o.max_increase.or(self.max_increase),
-            min_window: o.min_window.or(self.min_window),
-            slow_start: o.slow_start.or(self.slow_start),
-            packet_size: o.packet_size.or(self.packet_size),
-            receive_buffer: o.receive_buffer.or(self.receive_buffer),
-            min_rto: o.min_rto.or(self.min_rto),
-            max_timeouts: o.max_timeouts.or(self.max_timeouts),
-            nagle: o.nagle.or(self.nagle),
-            mtu_probing: o.mtu_probing.or(self.mtu_probing),
-        }
+params!(
+    /// The uTP table as written; every field optional.
+    RawUtp {
+        variant: UtpVariantName,
+        target: DurationStr,
+        gain: f64,
+        max_increase: SizeStr,
+        min_window: f64,
+        slow_start: bool,
+        packet_size: u32,
+        receive_buffer: SizeStr,
+        min_rto: DurationStr,
+        max_timeouts: u32,
+        nagle: bool,
+        mtu_probing: bool,
     }
-}
+);
 
 /// Builds a uTP configuration; `at` is the table's path for errors.
 pub(super) fn utp_config(cx: &Ctx, r: &RawUtp, at: &str) -> Result<UtpConfig, ScenarioError> {

@@ -85,7 +85,7 @@ pub(super) fn validate(raw: RawScenario, file: &str) -> Result<Scenario, Scenari
     let mut flows = Vec::new();
     for (i, f) in raw.flows.iter().enumerate() {
         let at = |field: &str| format!("flows[{i}].{field}");
-        let tcp_raw = global_tcp.overlaid(f.tcp.as_ref().unwrap_or(&RawTcp::default()));
+        let tcp_raw = global_tcp.overlaid(f.tcp.as_ref());
         let tcp = tcp_config(&cx, &tcp_raw, &|field| {
             if f.tcp.as_ref().is_some_and(|t| has_field(t, field)) {
                 at(&format!("tcp.{field}"))
