@@ -52,6 +52,10 @@ pub trait Choker {
     /// The periodic rechoke (every 10 s for mainline). `seeding`: we have
     /// every piece. Returns the changes (only peers whose state changes).
     fn rechoke(&mut self, peers: &[PeerView], seeding: bool) -> Vec<Decision>;
+    /// A rechoke outside the timer, on an event (mainline: an unchoked peer
+    /// became interested or not interested, or an unchoked interested peer
+    /// left). Nothing rotates and the seed forces no new unchokes.
+    fn rechoke_event(&mut self, peers: &[PeerView], seeding: bool) -> Vec<Decision>;
 }
 
 /// Upload slots from the upload limit in kB/s (mainline `_set_auto_uploads`):
@@ -82,11 +86,20 @@ pub struct MainlineChoker {
     count: u64,
     /// Round of each peer's last unchoke by the seed algorithm.
     unchoke_round: Vec<(u32, u64)>,
+    /// Seed unchokes made by event rechokes since the last timed one.
+    unchokes_since_last: u64,
 }
 
 impl MainlineChoker {
     pub fn new(slots: u32) -> Self {
-        MainlineChoker { slots, min_uploads: 2, ring: Vec::new(), count: 0, unchoke_round: Vec::new() }
+        MainlineChoker {
+            slots,
+            min_uploads: 2,
+            ring: Vec::new(),
+            count: 0,
+            unchoke_round: Vec::new(),
+            unchokes_since_last: 0,
+        }
     }
 
     pub fn ring(&self) -> &[u32] {
@@ -137,10 +150,17 @@ impl MainlineChoker {
         out
     }
 
-    fn seed(&mut self, peers: &[PeerView]) -> Vec<Decision> {
-        // Mainline: i = (slots + 2) // 3.
-        let i = (self.slots as u64).div_ceil(3);
-        let num_force = ((i + self.count % 3) / 3) as usize;
+    fn seed(&mut self, peers: &[PeerView], force: bool) -> Vec<Decision> {
+        // Mainline: i = (slots + 2) // 3; forced new unchokes only on the timer,
+        // less those events made since the last one.
+        let num_force = if force {
+            let i = (self.slots as u64).div_ceil(3);
+            let n = ((i + self.count % 3) / 3).saturating_sub(self.unchokes_since_last) as usize;
+            self.unchokes_since_last = 0;
+            n
+        } else {
+            0
+        };
         let recent = self.count.saturating_sub(3);
         // (rank class, -unchoke round, -upload rate): class 0 = recent or busy.
         let mut ranked: Vec<(u8, i64, f64, u32)> = peers
@@ -175,6 +195,9 @@ impl MainlineChoker {
                 if free > 0 && p.flushed {
                     out.push(Decision::Unchoke(id));
                     self.set_round(id);
+                    if !force {
+                        self.unchokes_since_last += 1;
+                    }
                     free -= 1;
                     last_unchoked = Some(k);
                 }
@@ -213,7 +236,15 @@ impl Choker for MainlineChoker {
             }
         }
         if seeding {
-            self.seed(peers)
+            self.seed(peers, true)
+        } else {
+            self.leecher(peers)
+        }
+    }
+
+    fn rechoke_event(&mut self, peers: &[PeerView], seeding: bool) -> Vec<Decision> {
+        if seeding {
+            self.seed(peers, false)
         } else {
             self.leecher(peers)
         }
@@ -334,5 +365,21 @@ mod tests {
         assert_ne!(c.ring(), (0..50).collect::<Vec<_>>().as_slice(), "not insertion order");
         c.remove_peer(10);
         assert!(!c.ring().contains(&10));
+    }
+
+    #[test]
+    fn an_event_rechoke_neither_rotates_the_ring_nor_forces_seed_unchokes() {
+        let mut c = choker_with(&[1, 2, 3, 4, 5, 6]);
+        let ring = c.ring().to_vec();
+        let peers: Vec<PeerView> = (1..=6).map(|i| peer(i, true, i as f64, true)).collect();
+        for _ in 0..3 {
+            c.rechoke_event(&peers, false);
+        }
+        assert_eq!(c.ring(), &ring[..], "only timed rechokes rotate");
+        // Seed: with every slot free, an event fills them from the ring but
+        // counts those unchokes against the next timed round's forced ones.
+        let d = c.rechoke_event(&peers, true);
+        assert_eq!(d.iter().filter(|x| matches!(x, Decision::Unchoke(_))).count(), 4);
+        assert_eq!(c.unchokes_since_last, 4);
     }
 }

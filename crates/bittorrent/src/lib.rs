@@ -12,14 +12,22 @@
 //! * [`rate`]: mainline's 20 s decaying rate estimator;
 //! * [`choker`]: mainline 4.0.x's leecher and seed choking, behind a trait;
 //! * [`picker`]: mainline 4.0.x's piece picker (strict priority, random first,
-//!   rarest first, end game).
+//!   rarest first, end game);
+//! * [`pipeline`]: how many requests to keep outstanding with a peer;
+//! * [`limiter`]: mainline's round-robin upload rate limiter;
+//! * [`tracker`]: announces, the tracker, re-announce rules;
+//! * [`client`]: one peer's client tying them together over the peer wire.
 //!
 //! No payload bytes are stored anywhere: blocks are lengths.
 
 pub mod bencode;
 pub mod bitfield;
 pub mod choker;
+pub mod client;
+pub mod limiter;
 pub mod picker;
+pub mod pipeline;
 pub mod rate;
 pub mod torrent;
+pub mod tracker;
 pub mod wire;

@@ -21,22 +21,42 @@ use crate::torrent::Torrent;
 /// Pieces completed before rarest first takes over (mainline `rarest_first_cutoff`).
 pub const RAREST_FIRST_CUTOFF: u32 = 4;
 
-#[derive(Clone, Copy, Debug, Default)]
-struct PieceState {
-    /// Blocks requested at least once.
-    requested: u32,
-    /// Blocks received.
-    received: u32,
+/// Where one block stands at this peer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BlockState {
+    /// Never requested, or its request was dropped (choke, lost peer).
+    Free,
+    /// Requested from at least one peer, not received yet.
+    Requested,
+    Received,
+}
+
+/// What a received block did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arrival {
+    /// The block was already here (an end-game duplicate): wasted bytes.
+    Duplicate,
+    /// A new block; its piece still misses some.
+    Block,
+    /// The last block of its piece: the piece is complete and checked.
+    PieceComplete,
 }
 
 /// The piece picker of one peer.
 #[derive(Clone, Debug)]
 pub struct PiecePicker {
-    blocks: Vec<u32>,
+    /// First block of piece `i` is `block_base[i]`; `block_base[n]` = all blocks.
+    block_base: Vec<u32>,
+    block: Vec<BlockState>,
+    /// Per piece: blocks not `Free`, and blocks `Received`.
+    requested: Vec<u32>,
+    received: Vec<u32>,
     have: Bitfield,
     availability: Vec<u32>,
     random_order: Vec<u32>,
-    state: Vec<PieceState>,
+    /// Free blocks of missing pieces; end game begins when it reaches 0.
+    free_blocks: u64,
+    end_game: bool,
     rng: EntityRng,
 }
 
@@ -48,21 +68,62 @@ impl PiecePicker {
             let j = rng.range_inclusive(0, i as u64) as usize;
             random_order.swap(i, j);
         }
+        let mut block_base = Vec::with_capacity(n as usize + 1);
+        let mut total = 0u32;
+        for i in 0..n {
+            block_base.push(total);
+            total += torrent.blocks_in(i);
+        }
+        block_base.push(total);
         PiecePicker {
-            blocks: (0..n).map(|i| torrent.blocks_in(i)).collect(),
+            block_base,
+            block: vec![BlockState::Free; total as usize],
+            requested: vec![0; n as usize],
+            received: vec![0; n as usize],
             have: Bitfield::new(n),
             availability: vec![0; n as usize],
             random_order,
-            state: vec![PieceState::default(); n as usize],
+            free_blocks: total as u64,
+            end_game: false,
             rng,
         }
+    }
+
+    /// A picker that already has every piece (a seed).
+    pub fn complete(torrent: &Torrent, rng: EntityRng) -> Self {
+        let mut p = Self::new(torrent, rng);
+        for i in 0..torrent.pieces() {
+            p.have.set(i);
+            let (a, b) = (p.block_base[i as usize] as usize, p.block_base[i as usize + 1] as usize);
+            p.block[a..b].fill(BlockState::Received);
+            p.requested[i as usize] = (b - a) as u32;
+            p.received[i as usize] = (b - a) as u32;
+        }
+        p.free_blocks = 0;
+        p
     }
 
     pub fn have(&self) -> &Bitfield {
         &self.have
     }
 
-    /// A connected peer announced `piece` (HAVE) or has it in its bitfield.
+    /// Blocks in `piece`.
+    #[inline]
+    pub fn blocks_in(&self, piece: u32) -> u32 {
+        self.block_base[piece as usize + 1] - self.block_base[piece as usize]
+    }
+
+    #[inline]
+    fn state(&self, piece: u32, block: u32) -> BlockState {
+        self.block[(self.block_base[piece as usize] + block) as usize]
+    }
+
+    #[inline]
+    fn set_state(&mut self, piece: u32, block: u32, s: BlockState) {
+        self.block[(self.block_base[piece as usize] + block) as usize] = s;
+    }
+
+    /// A connected peer announced `piece` (HAVE).
     pub fn peer_has(&mut self, piece: u32) {
         self.availability[piece as usize] += 1;
     }
@@ -82,70 +143,145 @@ impl PiecePicker {
         self.availability[piece as usize]
     }
 
-    fn wanted(&self, i: u32) -> bool {
-        let s = self.state[i as usize];
-        !self.have.has(i) && s.requested < self.blocks[i as usize]
+    /// The piece still has blocks never requested (or whose request was dropped).
+    #[inline]
+    pub fn has_free_blocks(&self, piece: u32) -> bool {
+        !self.have.has(piece) && self.requested[piece as usize] < self.blocks_in(piece)
     }
 
+    #[inline]
     fn started(&self, i: u32) -> bool {
-        let s = self.state[i as usize];
-        s.requested > 0 && s.requested < self.blocks[i as usize]
+        self.requested[i as usize] > 0 && self.has_free_blocks(i)
     }
 
-    /// True once every block of every missing piece has been requested.
+    /// True once every block of every missing piece has been requested; it
+    /// stays true (mainline's `endgamemode`).
     pub fn in_end_game(&self) -> bool {
-        (0..self.have.len()).all(|i| self.have.has(i) || self.state[i as usize].requested >= self.blocks[i as usize])
+        self.end_game
+    }
+
+    /// The peer has a piece we lack (we are interested in it).
+    pub fn wants_from(&self, peer: &Bitfield) -> bool {
+        self.have.lacks_any_of(peer)
     }
 
     /// The piece to request blocks from next, among those `peer` has.
     pub fn pick(&mut self, peer: &Bitfield) -> Option<u32> {
         let n = self.have.len();
-        let candidates = |f: &dyn Fn(u32) -> bool| (0..n).filter(|&i| peer.has(i) && f(i)).collect::<Vec<u32>>();
         // Strict priority: started pieces first, the rarest of them.
-        let started = candidates(&|i| self.started(i));
-        if !started.is_empty() {
-            return Some(self.rarest_of(&started));
+        if let Some(p) = self.rarest(peer, |s, i| s.started(i)) {
+            return Some(p);
         }
         if self.have.count() < RAREST_FIRST_CUTOFF {
-            return self.random_order.iter().copied().find(|&i| peer.has(i) && self.wanted(i));
+            return self.random_order.iter().copied().find(|&i| peer.has(i) && self.has_free_blocks(i));
         }
-        let wanted = candidates(&|i| self.wanted(i) && self.availability[i as usize] > 0);
-        (!wanted.is_empty()).then(|| self.rarest_of(&wanted))
+        debug_assert!(n == peer.len());
+        self.rarest(peer, |s, i| s.has_free_blocks(i) && s.availability[i as usize] > 0)
     }
 
-    /// The candidate with the fewest copies, ties broken uniformly at random.
-    fn rarest_of(&mut self, pieces: &[u32]) -> u32 {
-        let min = pieces.iter().map(|&i| self.availability[i as usize]).min().expect("non-empty");
-        let rarest: Vec<u32> = pieces.iter().copied().filter(|&i| self.availability[i as usize] == min).collect();
-        rarest[self.rng.range_inclusive(0, rarest.len() as u64 - 1) as usize]
+    /// Among pieces `peer` has that pass `keep`, one with the fewest copies,
+    /// ties broken uniformly at random. Two passes, no allocation.
+    fn rarest(&mut self, peer: &Bitfield, keep: impl Fn(&Self, u32) -> bool) -> Option<u32> {
+        let (mut min, mut ties) = (u32::MAX, 0u64);
+        for i in 0..self.have.len() {
+            if peer.has(i) && keep(self, i) {
+                let a = self.availability[i as usize];
+                if a < min {
+                    (min, ties) = (a, 1);
+                } else if a == min {
+                    ties += 1;
+                }
+            }
+        }
+        if ties == 0 {
+            return None;
+        }
+        let mut k = if ties == 1 { 0 } else { self.rng.range_inclusive(0, ties - 1) };
+        for i in 0..self.have.len() {
+            if peer.has(i) && keep(self, i) && self.availability[i as usize] == min {
+                if k == 0 {
+                    return Some(i);
+                }
+                k -= 1;
+            }
+        }
+        unreachable!("the second pass sees the same candidates")
     }
 
-    /// The next block of `piece` not requested yet (blocks are requested in order).
+    /// Marks the first free block of `piece` requested and returns it.
     pub fn next_block(&mut self, piece: u32) -> Option<u32> {
-        let s = &mut self.state[piece as usize];
-        (s.requested < self.blocks[piece as usize]).then(|| {
-            s.requested += 1;
-            s.requested - 1
-        })
-    }
-
-    /// A requested block was dropped (choke, lost peer): it may be requested again.
-    pub fn block_unrequested(&mut self, piece: u32) {
-        let s = &mut self.state[piece as usize];
-        s.requested = s.requested.saturating_sub(1).max(s.received);
-    }
-
-    /// A block arrived. Returns true when the piece is complete (and checked:
-    /// only then does it count as had).
-    pub fn block_received(&mut self, piece: u32) -> bool {
-        let s = &mut self.state[piece as usize];
-        s.received += 1;
-        if s.received == self.blocks[piece as usize] {
-            self.have.set(piece);
-            true
-        } else {
-            false
+        if !self.has_free_blocks(piece) {
+            return None;
         }
+        let b = (0..self.blocks_in(piece)).find(|&b| self.state(piece, b) == BlockState::Free)?;
+        self.set_state(piece, b, BlockState::Requested);
+        self.requested[piece as usize] += 1;
+        self.free_blocks -= 1;
+        if self.free_blocks == 0 {
+            self.end_game = true;
+        }
+        Some(b)
+    }
+
+    /// A request was dropped (choke, lost peer): the block may be requested
+    /// again. In end game requests stay outstanding elsewhere, so nothing changes.
+    pub fn block_unrequested(&mut self, piece: u32, block: u32) {
+        if self.end_game || self.state(piece, block) != BlockState::Requested {
+            return;
+        }
+        self.set_state(piece, block, BlockState::Free);
+        self.requested[piece as usize] -= 1;
+        self.free_blocks += 1;
+    }
+
+    /// The block is requested from someone and has not arrived (end-game candidates).
+    #[inline]
+    pub fn is_outstanding(&self, piece: u32, block: u32) -> bool {
+        self.state(piece, block) == BlockState::Requested
+    }
+
+    /// Every outstanding block (requested, not received) of a piece `peer` has.
+    pub fn outstanding_blocks(&self, peer: &Bitfield, out: &mut Vec<(u32, u32)>) {
+        for i in 0..self.have.len() {
+            if self.have.has(i) || !peer.has(i) {
+                continue;
+            }
+            for b in 0..self.blocks_in(i) {
+                if self.state(i, b) == BlockState::Requested {
+                    out.push((i, b));
+                }
+            }
+        }
+    }
+
+    /// A block arrived. A piece counts as had only once every block has
+    /// arrived (and been checked).
+    pub fn block_received(&mut self, piece: u32, block: u32) -> Arrival {
+        match self.state(piece, block) {
+            BlockState::Received => return Arrival::Duplicate,
+            BlockState::Free => {
+                // Arrived after its request was dropped: it counts all the same.
+                self.requested[piece as usize] += 1;
+                self.free_blocks -= 1;
+                if self.free_blocks == 0 {
+                    self.end_game = true;
+                }
+            }
+            BlockState::Requested => {}
+        }
+        self.set_state(piece, block, BlockState::Received);
+        self.received[piece as usize] += 1;
+        if self.received[piece as usize] == self.blocks_in(piece) {
+            self.have.set(piece);
+            Arrival::PieceComplete
+        } else {
+            Arrival::Block
+        }
+    }
+
+    /// Blocks of `piece` received so far.
+    pub fn received_in(&self, piece: u32) -> u32 {
+        self.received[piece as usize]
     }
 }
 
@@ -160,7 +296,9 @@ mod tests {
 
     fn complete(p: &mut PiecePicker, piece: u32) {
         while p.next_block(piece).is_some() {}
-        while !p.block_received(piece) {}
+        for b in 0..p.blocks_in(piece) {
+            p.block_received(piece, b);
+        }
     }
 
     #[test]
@@ -220,8 +358,43 @@ mod tests {
             while p.next_block(i).is_some() {}
         }
         assert!(p.in_end_game());
-        p.block_unrequested(2);
-        assert!(!p.in_end_game(), "a dropped request makes a block wanted again");
+        p.block_unrequested(2, 0);
+        assert!(p.in_end_game(), "end game, once entered, stays");
+        assert!(p.is_outstanding(2, 0), "in end game a dropped request stays outstanding elsewhere");
+    }
+
+    #[test]
+    fn a_dropped_request_before_end_game_makes_that_block_free_again() {
+        let mut p = picker(5);
+        assert_eq!(p.next_block(3), Some(0));
+        assert_eq!(p.next_block(3), Some(1));
+        p.block_unrequested(3, 0);
+        assert!(!p.is_outstanding(3, 0));
+        assert_eq!(p.next_block(3), Some(0), "the dropped block is requested again first");
+        assert_eq!(p.next_block(3), None);
+    }
+
+    #[test]
+    fn outstanding_blocks_lists_requested_blocks_of_pieces_the_peer_has() {
+        let mut p = picker(3);
+        p.next_block(0);
+        p.next_block(2);
+        p.next_block(2);
+        p.block_received(2, 1);
+        let mut peer = Bitfield::new(3);
+        peer.set(2);
+        let mut out = vec![];
+        p.outstanding_blocks(&peer, &mut out);
+        assert_eq!(out, vec![(2, 0)]);
+    }
+
+    #[test]
+    fn a_duplicate_block_is_reported_and_not_counted_twice() {
+        let mut p = picker(2);
+        p.next_block(0);
+        assert_eq!(p.block_received(0, 0), Arrival::Block);
+        assert_eq!(p.block_received(0, 0), Arrival::Duplicate);
+        assert_eq!(p.received_in(0), 1);
     }
 
     #[test]
@@ -229,9 +402,9 @@ mod tests {
         let mut p = picker(3);
         p.next_block(1);
         p.next_block(1);
-        assert!(!p.block_received(1));
+        assert_eq!(p.block_received(1, 1), Arrival::Block);
         assert!(!p.have().has(1));
-        assert!(p.block_received(1));
+        assert_eq!(p.block_received(1, 0), Arrival::PieceComplete);
         assert!(p.have().has(1));
     }
 }

@@ -164,5 +164,29 @@ mod tests {
                 last = (t, i);
             }
         }
+
+        #[test]
+        fn interleaved_scheduling_pops_in_the_same_order_as_a_sorted_reference(
+            ops in proptest::collection::vec((0u64..1_000_000, 0usize..4), 1..400)
+        ) {
+            // Each pop may schedule up to 3 new events at now + delta.
+            let mut q = EventQueue::new();
+            let mut reference = std::collections::BTreeSet::new();
+            let mut seq = 0u64;
+            q.schedule(Time(0), seq);
+            reference.insert((0u64, seq));
+            for (delta, fanout) in ops {
+                let Some((t, id)) = q.pop() else { break };
+                let expected = reference.pop_first().unwrap();
+                prop_assert_eq!((t.0, id), expected);
+                for k in 0..fanout {
+                    seq += 1;
+                    let at = t.0 + delta * k as u64 / 2;
+                    q.schedule(Time(at), seq);
+                    reference.insert((at, seq));
+                }
+            }
+            prop_assert_eq!(q.len(), reference.len());
+        }
     }
 }

@@ -34,6 +34,9 @@ pub enum Latency {
     Uniform(Duration),
     /// Row-major `n x n` one-way delays: `delays[src * n + dst]`.
     Matrix { n: usize, delays: Vec<Duration> },
+    /// Hosts in groups (emulated ASes): `delays[g_src * groups + g_dst]`
+    /// between the groups of `of_host[src]` and `of_host[dst]`.
+    Groups { of_host: Vec<u16>, groups: usize, delays: Vec<Duration> },
 }
 
 impl Latency {
@@ -42,6 +45,9 @@ impl Latency {
         match self {
             Latency::Uniform(d) => *d,
             Latency::Matrix { n, delays } => delays[src.0 as usize * n + dst.0 as usize],
+            Latency::Groups { of_host, groups, delays } => {
+                delays[of_host[src.0 as usize] as usize * groups + of_host[dst.0 as usize] as usize]
+            }
         }
     }
 }
@@ -105,6 +111,11 @@ impl Network {
         if let Latency::Matrix { n, delays } = &latency {
             assert_eq!(*n, hosts.len(), "latency matrix size must equal the host count");
             assert_eq!(delays.len(), n * n, "latency matrix must be n x n");
+        }
+        if let Latency::Groups { of_host, groups, delays } = &latency {
+            assert_eq!(of_host.len(), hosts.len(), "every host needs a group");
+            assert!(of_host.iter().all(|&g| (g as usize) < *groups), "group index out of range");
+            assert_eq!(delays.len(), groups * groups, "group delays must be groups x groups");
         }
         let mut links = Vec::with_capacity(hosts.len() * 2);
         let mut link_dst = Vec::with_capacity(hosts.len() * 2);
@@ -251,6 +262,15 @@ mod tests {
         let lat = Latency::Matrix { n: 2, delays: vec![ms(0), ms(5), ms(7), ms(0)] };
         assert_eq!(lat.one_way(HostId(0), HostId(1)), ms(5));
         assert_eq!(lat.one_way(HostId(1), HostId(0)), ms(7));
+    }
+
+    #[test]
+    fn group_latency_is_looked_up_by_the_groups_of_both_hosts() {
+        let ms = Duration::from_millis;
+        let lat = Latency::Groups { of_host: vec![0, 1, 1], groups: 2, delays: vec![ms(4), ms(30), ms(30), ms(10)] };
+        assert_eq!(lat.one_way(HostId(1), HostId(2)), ms(10), "same group");
+        assert_eq!(lat.one_way(HostId(0), HostId(2)), ms(30));
+        assert_eq!(lat.one_way(HostId(0), HostId(0)), ms(4));
     }
 
     #[test]

@@ -8,7 +8,7 @@ fn main() {
     let path = std::env::args().nth(1).map(PathBuf::from).unwrap_or_else(|| {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/bench/dumbbell-100-newreno.toml")
     });
-    let sc = match torrentlab_sim::Scenario::from_file(&path) {
+    let sc = match torrentlab_sim::AnyScenario::from_file(&path) {
         Ok(sc) => sc,
         Err(e) => {
             eprintln!("error: {e}");
@@ -16,9 +16,46 @@ fn main() {
         }
     };
     let t0 = Instant::now();
-    let out = torrentlab_sim::run(&sc);
+    let p = match &sc {
+        torrentlab_sim::AnyScenario::Dumbbell(sc) => torrentlab_sim::run(sc).perf,
+        torrentlab_sim::AnyScenario::Swarm(sc) => {
+            let out = torrentlab_sim::run_swarm(sc, &mut |_| {});
+            let s = out.table("summary");
+            println!(
+                "completed {} of {} leechers, mean download {:.1} s (min {:.1}, max {:.1})",
+                s.i64_column("completed")[0],
+                s.i64_column("leechers")[0],
+                s.f64_column("mean_download_time_s")[0],
+                s.f64_column("min_download_time_s")[0],
+                s.f64_column("max_download_time_s")[0]
+            );
+            if std::env::var("TL_DIAG").is_ok() {
+                let p = out.table("peers");
+                let up = p.i64_column("bytes_up");
+                let down = p.i64_column("bytes_down");
+                let wasted = p.i64_column("bytes_wasted");
+                let end = s.f64_column("end_s")[0];
+                let total_up: i64 = up.iter().sum();
+                println!(
+                    "upload utilisation {:.3} (seed up {}), down {} wasted {}",
+                    total_up as f64 / (up.len() as f64 * 20480.0 * end),
+                    up[0],
+                    down.iter().sum::<i64>(),
+                    wasted.iter().sum::<i64>()
+                );
+                let pl = out.table("payload_lengths");
+                let l = pl.i64_column("payload_bytes");
+                let c = pl.i64_column("segments");
+                let mut v: Vec<(i64, i64)> = l.iter().copied().zip(c.iter().copied()).collect();
+                v.sort_by_key(|x| -x.1);
+                println!("top payload lengths {:?}", &v[..v.len().min(8)]);
+                let ch = out.table("chokes");
+                println!("choke events {}", ch.rows());
+            }
+            out.perf
+        }
+    };
     let wall = t0.elapsed().as_secs_f64();
-    let p = out.perf;
     println!(
         "wall {wall:.3} s, {} events ({:.0}/s), {} data packets delivered ({:.0}/s), {:.1} sim s per wall s",
         p.events,

@@ -15,11 +15,13 @@
 mod recorder;
 mod report;
 pub mod scenario;
+pub mod swarm;
 pub mod table;
 mod world;
 
 pub use report::RunOutput;
-pub use scenario::{Scenario, ScenarioError};
+pub use scenario::{AnyScenario, Scenario, ScenarioError, SwarmScenario};
+pub use swarm::{run_swarm, SwarmOutput};
 pub use table::{jain_index, Column, ColumnData, Table};
 pub use world::Perf;
 

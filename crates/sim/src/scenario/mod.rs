@@ -26,9 +26,12 @@ macro_rules! params {
 
 mod controllers;
 mod raw;
+pub mod swarm;
 mod units;
 mod utp;
 mod validate;
+
+pub use swarm::SwarmScenario;
 
 pub use units::{parse_buffer, parse_duration, parse_rate, parse_size, BufferSpec};
 
@@ -150,6 +153,86 @@ pub struct Scenario {
 impl Scenario {
     /// Reads and validates a scenario file.
     pub fn from_file(path: &Path) -> Result<Scenario, ScenarioError> {
+        let text = read_text(path)?;
+        Self::from_toml_str(&text, &path.display().to_string())
+    }
+
+    /// Parses and validates TOML text; `file` names it in errors.
+    pub fn from_toml_str(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
+        let table = toml_table(text, file)?;
+        let raw = serde_path_to_error::deserialize(toml::Value::Table(table))
+            .map_err(|e| path_error(file, e.path().to_string(), e.inner().to_string()))?;
+        validate::validate(raw, file)
+    }
+
+    /// Parses and validates a JSON document (how Python dicts arrive).
+    pub fn from_json_str(text: &str, origin: &str) -> Result<Scenario, ScenarioError> {
+        let value = json_value(text, origin)?;
+        let raw = serde_path_to_error::deserialize(value)
+            .map_err(|e| path_error(origin, e.path().to_string(), e.inner().to_string()))?;
+        validate::validate(raw, origin)
+    }
+}
+
+/// Any scenario: a dumbbell of bulk flows (`[[flows]]`) or a swarm (`[[peers]]`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum AnyScenario {
+    Dumbbell(Scenario),
+    Swarm(SwarmScenario),
+}
+
+impl AnyScenario {
+    pub fn from_file(path: &Path) -> Result<AnyScenario, ScenarioError> {
+        let text = read_text(path)?;
+        Self::from_toml_str(&text, &path.display().to_string())
+    }
+
+    pub fn from_toml_str(text: &str, file: &str) -> Result<AnyScenario, ScenarioError> {
+        let table = toml_table(text, file)?;
+        if table.contains_key("peers") {
+            let raw = serde_path_to_error::deserialize(toml::Value::Table(table))
+                .map_err(|e| path_error(file, e.path().to_string(), e.inner().to_string()))?;
+            swarm::validate(raw, file).map(AnyScenario::Swarm)
+        } else {
+            Scenario::from_toml_str(text, file).map(AnyScenario::Dumbbell)
+        }
+    }
+
+    pub fn from_json_str(text: &str, origin: &str) -> Result<AnyScenario, ScenarioError> {
+        let value = json_value(text, origin)?;
+        if value.get("peers").is_some() {
+            let raw = serde_path_to_error::deserialize(value)
+                .map_err(|e| path_error(origin, e.path().to_string(), e.inner().to_string()))?;
+            swarm::validate(raw, origin).map(AnyScenario::Swarm)
+        } else {
+            Scenario::from_json_str(text, origin).map(AnyScenario::Dumbbell)
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        match self {
+            AnyScenario::Dumbbell(s) => &s.name,
+            AnyScenario::Swarm(s) => &s.name,
+        }
+    }
+
+    pub fn seed(&self) -> u64 {
+        match self {
+            AnyScenario::Dumbbell(s) => s.seed,
+            AnyScenario::Swarm(s) => s.seed,
+        }
+    }
+
+    pub fn set_seed(&mut self, seed: u64) {
+        match self {
+            AnyScenario::Dumbbell(s) => s.seed = seed,
+            AnyScenario::Swarm(s) => s.seed = seed,
+        }
+    }
+}
+
+fn read_text(path: &Path) -> Result<String, ScenarioError> {
+    {
         let file = path.display().to_string();
         let whole = |message: String| ScenarioError { file: file.clone(), field: "(file)".into(), message };
         let bytes = std::fs::read(path).map_err(|e| {
@@ -166,38 +249,33 @@ impl Scenario {
                 e.utf8_error().valid_up_to()
             ))
         })?;
-        Self::from_toml_str(&text, &file)
+        Ok(text)
     }
+}
 
-    /// Parses and validates TOML text; `file` names it in errors.
-    pub fn from_toml_str(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
+fn toml_table(text: &str, file: &str) -> Result<toml::Table, ScenarioError> {
+    {
         if text.trim().is_empty() {
             return Err(ScenarioError {
                 file: file.into(),
                 field: "(file)".into(),
-                message: "is empty; a scenario needs at least [run], [network] and one [[flows]]".into(),
+                message: "is empty; a scenario needs [run] and either [[flows]] (a dumbbell) or [torrent] and [[peers]] (a swarm)".into(),
             });
         }
         let table: toml::Table = toml::from_str(text).map_err(|e| {
             let field = e.span().map_or_else(|| "(syntax)".to_string(), |s| line_col(text, s.start));
             ScenarioError { file: file.into(), field, message: format!("TOML syntax error: {}", e.message().trim()) }
         })?;
-        let raw = serde_path_to_error::deserialize(toml::Value::Table(table))
-            .map_err(|e| path_error(file, e.path().to_string(), e.inner().to_string()))?;
-        validate::validate(raw, file)
+        Ok(table)
     }
+}
 
-    /// Parses and validates a JSON document (how Python dicts arrive).
-    pub fn from_json_str(text: &str, origin: &str) -> Result<Scenario, ScenarioError> {
-        let value: serde_json::Value = serde_json::from_str(text).map_err(|e| ScenarioError {
-            file: origin.into(),
-            field: "(document)".into(),
-            message: format!("not valid JSON: {e}"),
-        })?;
-        let raw = serde_path_to_error::deserialize(value)
-            .map_err(|e| path_error(origin, e.path().to_string(), e.inner().to_string()))?;
-        validate::validate(raw, origin)
-    }
+fn json_value(text: &str, origin: &str) -> Result<serde_json::Value, ScenarioError> {
+    serde_json::from_str(text).map_err(|e| ScenarioError {
+        file: origin.into(),
+        field: "(document)".into(),
+        message: format!("not valid JSON: {e}"),
+    })
 }
 
 fn line_col(text: &str, offset: usize) -> String {

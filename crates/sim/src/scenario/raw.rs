@@ -138,6 +138,7 @@ params!(
         sack: bool,
         tso: bool,
         handshake: bool,
+        nagle: bool,
     }
 );
 

@@ -29,7 +29,8 @@ fn split(s: &str) -> Result<(f64, &str), String> {
 }
 
 const DURATION_UNITS: &str = "ns, us, ms, s, min, h (e.g. \"25 ms\")";
-const RATE_UNITS: &str = "bit/s, kbit/s, Mbit/s, Gbit/s, B/s, kB/s, MB/s (k = 1000; e.g. \"10 Mbit/s\")";
+const RATE_UNITS: &str =
+    "bit/s, kbit/s, Mbit/s, Gbit/s, B/s, kB/s, MB/s, KiB/s, MiB/s (k = 1000, Ki = 1024; e.g. \"10 Mbit/s\")";
 const SIZE_UNITS: &str = "B, kB, MB, GB (powers of 1000) or KiB, MiB, GiB (powers of 1024) (e.g. \"10 MB\")";
 const BUFFER_UNITS: &str = "packets (\"40 packets\"), bytes (\"64 kB\"), or time at capacity (\"1 s\", \"100 ms\")";
 
@@ -76,6 +77,8 @@ pub fn parse_rate(s: &str) -> Result<u64, String> {
         "B/s" => 8.0,
         "kB/s" | "KB/s" => 8e3,
         "MB/s" => 8e6,
+        "KiB/s" => 8.0 * 1024.0,
+        "MiB/s" => 8.0 * 1024.0 * 1024.0,
         _ => return Err(format!("'{s}' has no rate unit; use {RATE_UNITS}")),
     };
     Ok((v * f).round() as u64)

@@ -21,7 +21,7 @@ const DEFAULT_ACCESS_BUFFER: BufferLimit = BufferLimit::Packets(1000);
 const DEFAULT_SAMPLE_INTERVAL: Duration = Duration::from_millis(100);
 
 pub(super) struct Ctx<'a> {
-    file: &'a str,
+    pub(super) file: &'a str,
 }
 
 impl Ctx<'_> {
@@ -208,11 +208,11 @@ pub(super) fn validate(raw: RawScenario, file: &str) -> Result<Scenario, Scenari
     })
 }
 
-fn default_name(file: &str) -> String {
+pub(super) fn default_name(file: &str) -> String {
     std::path::Path::new(file).file_stem().map_or_else(|| "scenario".into(), |s| s.to_string_lossy().into_owned())
 }
 
-fn has_field(t: &RawTcp, field: &str) -> bool {
+pub(super) fn has_field(t: &RawTcp, field: &str) -> bool {
     match field {
         "preset" => t.preset.is_some(),
         "mss" => t.mss.is_some(),
@@ -227,18 +227,24 @@ fn has_field(t: &RawTcp, field: &str) -> bool {
         "sack" => t.sack.is_some(),
         "tso" => t.tso.is_some(),
         "handshake" => t.handshake.is_some(),
+        "nagle" => t.nagle.is_some(),
         _ => false,
     }
 }
 
-fn probability(cx: &Ctx, field: &str, p: f64) -> Result<f64, ScenarioError> {
+pub(super) fn probability(cx: &Ctx, field: &str, p: f64) -> Result<f64, ScenarioError> {
     if !(0.0..1.0).contains(&p) {
         return Err(cx.err(field, format!("{p} is not a loss probability; allowed: 0 <= p < 1")));
     }
     Ok(p)
 }
 
-fn buffer_limit(cx: &Ctx, field: &str, b: BufferSpec, rate: Option<u64>) -> Result<BufferLimit, ScenarioError> {
+pub(super) fn buffer_limit(
+    cx: &Ctx,
+    field: &str,
+    b: BufferSpec,
+    rate: Option<u64>,
+) -> Result<BufferLimit, ScenarioError> {
     let limit = match b {
         BufferSpec::Packets(n) => {
             BufferLimit::Packets(u32::try_from(n).map_err(|_| cx.err(field, "too many packets"))?)
@@ -257,7 +263,7 @@ fn buffer_limit(cx: &Ctx, field: &str, b: BufferSpec, rate: Option<u64>) -> Resu
     Ok(limit)
 }
 
-fn tcp_config(cx: &Ctx, t: &RawTcp, at: &dyn Fn(&str) -> String) -> Result<TcpConfig, ScenarioError> {
+pub(super) fn tcp_config(cx: &Ctx, t: &RawTcp, at: &dyn Fn(&str) -> String) -> Result<TcpConfig, ScenarioError> {
     let mut c = match t.preset.unwrap_or(Preset::Rfc) {
         Preset::Rfc => TcpConfig::rfc(),
         Preset::Linux => TcpConfig::linux(),
@@ -314,6 +320,9 @@ fn tcp_config(cx: &Ctx, t: &RawTcp, at: &dyn Fn(&str) -> String) -> Result<TcpCo
     }
     if let Some(h) = t.handshake {
         c.handshake = h;
+    }
+    if let Some(n) = t.nagle {
+        c.nagle = n;
     }
     if t.tso == Some(true) {
         // Whole segments in a 64 KiB IP packet (IPv4 20 + TCP 20 + options).

@@ -56,6 +56,10 @@ pub struct TcpConfig {
     /// Model connection setup and teardown: a three-way handshake before the
     /// data, FINs after it (see `TcpConnection`). Off: data flows from the start.
     pub handshake: bool,
+    /// Nagle's algorithm as Linux does it (RFC 896 with Minshall's change,
+    /// `tcp_nagle_check`): a segment shorter than the MSS waits while an
+    /// earlier short segment is unacknowledged. Off: `TCP_NODELAY`.
+    pub nagle: bool,
 }
 
 /// The largest TSO segment: 64 KiB of IP packet (Linux `GSO_MAX_SIZE`).
@@ -83,6 +87,7 @@ impl TcpConfig {
             sack: true,
             tso_max: None,
             handshake: false,
+            nagle: false,
         }
     }
 

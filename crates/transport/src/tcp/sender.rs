@@ -90,6 +90,8 @@ pub struct TcpSender {
     /// With a window below one segment (TCP Nice): the earliest time the next
     /// lone segment may leave, one segment per `srtt x mss / cwnd`.
     paced_until: Option<Time>,
+    /// End of the last segment sent shorter than the MSS (Linux `snd_sml`).
+    snd_sml: u64,
     stats: SenderStats,
 }
 
@@ -117,6 +119,7 @@ impl TcpSender {
             rto_recovery: None,
             rto_deadline: None,
             paced_until: None,
+            snd_sml: 0,
             stats: SenderStats::default(),
         }
     }
@@ -216,7 +219,7 @@ impl TcpSender {
         }
         if self.snd_nxt < self.app_end {
             let len = (self.app_end - self.snd_nxt).min(mss as u64);
-            if self.snd_nxt - self.snd_una + len <= self.peer_window {
+            if self.snd_nxt - self.snd_una + len <= self.peer_window && !self.nagle_holds(len) {
                 let seq = self.snd_nxt;
                 self.account_send(now, seq, len as u32);
                 self.snd_nxt += len;
@@ -269,6 +272,9 @@ impl TcpSender {
             let room = window.saturating_sub(flight).min(self.app_end - self.snd_nxt).min(tso as u64);
             len = len.max(room / mss * mss);
         }
+        if self.nagle_holds(len) {
+            return None;
+        }
         if flight + len > window {
             // A window below one segment (TCP Nice) sends one segment every
             // `1/W` RTTs when nothing is in flight.
@@ -283,7 +289,21 @@ impl TcpSender {
         self.account_send(now, seq, len as u32);
         self.snd_nxt += len;
         self.snd_max = self.snd_max.max(self.snd_nxt);
+        if len < mss {
+            self.snd_sml = self.snd_nxt;
+        }
         Some(self.segment(now, seq, len as u32))
+    }
+
+    /// Nagle with Minshall's change (Linux `tcp_nagle_check`): hold a short
+    /// segment while data is in flight and the last short one is unacknowledged.
+    #[inline]
+    fn nagle_holds(&self, len: u64) -> bool {
+        self.cfg.nagle
+            && len < self.cfg.mss as u64
+            && self.snd_nxt > self.snd_una
+            && self.snd_sml > self.snd_una
+            && self.snd_sml <= self.snd_nxt
     }
 
     /// Processes an acknowledgement from the receiver.

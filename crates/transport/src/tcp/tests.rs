@@ -480,3 +480,26 @@ fn the_sender_never_has_more_in_flight_than_the_peer_advertises() {
     s.handle_ack(ms(50), &a);
     assert!(drain(&mut s, ms(50)).is_empty(), "9 segments in flight > a 2-segment window");
 }
+
+#[test]
+fn nagle_holds_a_short_write_while_an_earlier_short_segment_is_unacknowledged() {
+    let mut s = sender(TcpConfig { nagle: true, initial_window: 10, ..cfg() }, 1380);
+    let first = drain(&mut s, ms(0));
+    assert_eq!(first.iter().map(|x| x.len).collect::<Vec<_>>(), vec![1380], "nothing in flight: it goes");
+    s.write(1380);
+    assert!(drain(&mut s, ms(10)).is_empty(), "the first short segment is unacknowledged: hold");
+    s.write(1380);
+    let full = drain(&mut s, ms(20));
+    assert_eq!(full.iter().map(|x| x.len).collect::<Vec<_>>(), vec![1448], "a full segment always goes");
+    s.handle_ack(ms(50), &ack(1380, ms(25), ms(0)));
+    let rest = drain(&mut s, ms(50));
+    assert_eq!(rest.iter().map(|x| x.len).collect::<Vec<_>>(), vec![1312], "the short one is acked: the rest goes");
+}
+
+#[test]
+fn without_nagle_every_short_write_leaves_at_once() {
+    let mut s = sender(TcpConfig { initial_window: 10, ..cfg() }, 1380);
+    drain(&mut s, ms(0));
+    s.write(1380);
+    assert_eq!(drain(&mut s, ms(10)).iter().map(|x| x.len).collect::<Vec<_>>(), vec![1380]);
+}

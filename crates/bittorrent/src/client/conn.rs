@@ -1,0 +1,124 @@
+//! One connection as the peer wire protocol sees it from our side: what the
+//! remote has, the four choke/interest flags (BEP 3), our requests to it, its
+//! requests to us, and the piece message being written.
+
+use std::collections::VecDeque;
+
+use torrentlab_engine::Time;
+
+use crate::bitfield::Bitfield;
+use crate::rate::RateMeasure;
+use crate::wire::{Message, HANDSHAKE_LEN};
+
+/// What a connection's byte stream carries, frame by frame.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Frame {
+    /// The 68-byte BEP 3 handshake.
+    Handshake,
+    /// A `bitfield` message and the pieces it says the sender has (the one
+    /// message whose content the simulation needs; block payloads are lengths).
+    Bitfield(Box<Bitfield>),
+    /// Any other message.
+    Msg(Message),
+}
+
+impl Frame {
+    /// Bytes of the frame on the wire.
+    pub fn wire_len(&self) -> u32 {
+        match self {
+            Frame::Handshake => HANDSHAKE_LEN,
+            Frame::Bitfield(b) => 5 + b.wire_len(),
+            Frame::Msg(m) => m.wire_len(),
+        }
+    }
+}
+
+/// How far the BEP 3 handshake has got.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// The transport connection is being set up.
+    Connecting,
+    /// Our handshake is out (or we wait for the initiator's); theirs has not arrived.
+    Handshaking,
+    /// Both handshakes done: messages flow.
+    Ready,
+}
+
+/// A block: (piece, block index within the piece).
+pub type BlockRef = (u32, u32);
+
+/// Our side of one connection.
+#[derive(Clone, Debug)]
+pub struct PeerConn {
+    /// The driver's id of this connection end.
+    pub link: u32,
+    /// The remote peer.
+    pub remote: u32,
+    pub initiator: bool,
+    pub stage: Stage,
+    /// Pieces the remote has (bitfield, then HAVEs).
+    pub have: Bitfield,
+    /// The remote chokes us (BEP 3: connections start choked).
+    pub remote_choking: bool,
+    pub remote_interested: bool,
+    /// We choke the remote (our decision; see `choke_sent` for the wire).
+    pub am_choking: bool,
+    /// The choke state the remote has last been sent: a change decided while a
+    /// piece message is half-written waits until it is finished.
+    pub choke_sent: bool,
+    pub am_interested: bool,
+    /// Our requests to the remote not answered yet.
+    pub active: Vec<BlockRef>,
+    /// The remote's requests to us, oldest first.
+    pub queued: VecDeque<BlockRef>,
+    /// Bytes of the piece message being written still to go (0: none).
+    pub partial_left: u32,
+    /// Control messages held back until that piece message is finished.
+    pub outq: Vec<Message>,
+    /// Bytes/s the remote sends us in piece messages (20 s window).
+    pub down_rate: RateMeasure,
+    /// Bytes/s we send the remote in piece messages.
+    pub up_rate: RateMeasure,
+    /// Last time a piece message arrived (snubbing).
+    pub last_piece: Time,
+    /// Block payload bytes received / sent.
+    pub bytes_down: u64,
+    pub bytes_up: u64,
+    pub opened: Time,
+}
+
+impl PeerConn {
+    pub fn new(now: Time, link: u32, remote: u32, initiator: bool, pieces: u32) -> Self {
+        PeerConn {
+            link,
+            remote,
+            initiator,
+            stage: Stage::Connecting,
+            have: Bitfield::new(pieces),
+            remote_choking: true,
+            remote_interested: false,
+            am_choking: true,
+            choke_sent: true,
+            am_interested: false,
+            active: Vec::new(),
+            queued: VecDeque::new(),
+            partial_left: 0,
+            outq: Vec::new(),
+            down_rate: RateMeasure::new(now),
+            up_rate: RateMeasure::new(now),
+            last_piece: now,
+            bytes_down: 0,
+            bytes_up: 0,
+            opened: now,
+        }
+    }
+
+    pub fn ready(&self) -> bool {
+        self.stage == Stage::Ready
+    }
+
+    /// Something to upload: a piece message under way, or requests while unchoked.
+    pub fn has_upload_work(&self) -> bool {
+        self.partial_left > 0 || (!self.am_choking && !self.queued.is_empty())
+    }
+}

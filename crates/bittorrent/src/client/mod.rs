@@ -1,0 +1,493 @@
+//! A BitTorrent client for one peer of one torrent, sans-IO: mainline 4.0.x
+//! behaviour by default (choker, piece picker, request pipeline, upload rate
+//! limiter, peer-set limits, announces).
+//!
+//! The driver (the simulator, or a test script) owns the transport. It calls
+//! the client's inputs with `now` and an [`Io`] through which the client writes
+//! to connections, opens and closes them, and announces; the client never
+//! reads a clock. Timers are polled: [`Client::poll_timeout`] and
+//! [`Client::handle_timeout`].
+//!
+//! Modules: [`conn`] (per-connection state), `upload` (requests served, choking,
+//! the rate-limited writer), `download` (requests made, end game, pieces).
+
+pub mod conn;
+mod download;
+mod upload;
+
+#[cfg(test)]
+mod tests;
+
+use torrentlab_engine::{Duration, EntityRng, Time};
+
+use crate::choker::{upload_slots, Choker, Decision, MainlineChoker, PeerView};
+use crate::limiter::RateLimiter;
+use crate::picker::PiecePicker;
+use crate::pipeline::Pipeline;
+use crate::torrent::Torrent;
+use crate::tracker::{AnnounceEvent, AnnounceSchedule};
+use crate::wire::Message;
+pub use conn::{Frame, PeerConn, Stage};
+
+/// Client settings (mainline 4.0.x defaults from [`ClientConfig::mainline`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClientConfig {
+    /// Upload limit in bytes/s (`max_upload_rate`); `None`: unlimited.
+    pub upload_rate: Option<f64>,
+    /// Upload slots (mainline derives them from the limit, see [`upload_slots`]).
+    pub upload_slots: u32,
+    pub pipeline: Pipeline,
+    /// Stop dialling out at this many connections (`max_initiate`, 40).
+    pub max_initiate: u32,
+    /// Refuse incoming connections at this many (`max_allow_in`, 80).
+    pub max_allow_in: u32,
+    /// Rechoke period (10 s); every third one rotates the optimistic unchoke.
+    pub rechoke_interval: Duration,
+    /// A peer that sent no piece data for this long is snubbed (30 s).
+    pub snub_time: Duration,
+    /// Keep-alive period (120 s).
+    pub keepalive_interval: Duration,
+}
+
+impl ClientConfig {
+    /// Mainline 4.0.x with an upload limit in bytes/s (`None`: unlimited).
+    pub fn mainline(upload_rate: Option<f64>) -> Self {
+        ClientConfig {
+            upload_rate,
+            // The slot table is in mainline's kB/s (KiB/s: it multiplies by 1024).
+            upload_slots: upload_slots(upload_rate.map_or(0.0, |r| r / 1024.0)),
+            pipeline: Pipeline::Mainline,
+            max_initiate: 40,
+            max_allow_in: 80,
+            rechoke_interval: Duration::from_secs(10),
+            snub_time: Duration::from_secs(30),
+            keepalive_interval: Duration::from_secs(120),
+        }
+    }
+}
+
+/// Something the driver may record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Note {
+    /// We choked (`true`) or unchoked the remote of `link`.
+    Choke { link: u32, remote: u32, choked: bool },
+    /// A piece was completed and checked (a HAVE goes to every peer).
+    PieceVerified { piece: u32 },
+    /// Every piece is here.
+    Completed,
+    /// Block bytes that arrived but were not needed (end-game duplicates,
+    /// blocks whose request had been dropped).
+    Wasted { link: u32, bytes: u32 },
+}
+
+/// What the client asks of its driver.
+pub trait Io {
+    /// Opens a connection to `remote`; `slot` is the client's id for it, to
+    /// be passed back in the inputs. Returns the driver's id of our end.
+    fn connect(&mut self, remote: u32, slot: u32) -> u32;
+    /// A frame starts at the current end of `link`'s outgoing stream; its
+    /// bytes follow through [`Io::write`].
+    fn frame(&mut self, link: u32, frame: Frame);
+    /// Writes `bytes` more bytes to the socket of `link`.
+    fn write(&mut self, link: u32, bytes: u32);
+    /// The socket of `link` can take more (mainline `is_flushed`).
+    fn flushed(&self, link: u32) -> bool;
+    /// Closes `link` (the remote learns it from the transport).
+    fn close(&mut self, link: u32);
+    fn announce(&mut self, event: AnnounceEvent, numwant: u32);
+    fn note(&mut self, note: Note);
+}
+
+/// Counters of one client.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ClientStats {
+    /// Block payload bytes received that completed pieces, and wasted.
+    pub bytes_down: u64,
+    pub bytes_wasted: u64,
+    /// Block payload bytes sent in piece messages.
+    pub bytes_up: u64,
+    pub connections_opened: u64,
+    pub connections_refused: u64,
+    /// Requests that arrived while we choked the peer (ignored).
+    pub requests_while_choked: u64,
+}
+
+/// One peer's BitTorrent client.
+pub struct Client {
+    pub id: u32,
+    cfg: ClientConfig,
+    torrent: Torrent,
+    picker: PiecePicker,
+    choker: Box<dyn Choker + Send>,
+    limiter: RateLimiter,
+    conns: Vec<Option<PeerConn>>,
+    free: Vec<u32>,
+    /// Peers from the tracker not dialled yet (`spares`, at most `max_initiate`).
+    spares: Vec<u32>,
+    announces: AnnounceSchedule,
+    started: bool,
+    left: bool,
+    completed_at: Option<Time>,
+    next_rechoke: Option<Time>,
+    next_keepalive: Option<Time>,
+    /// Ring positions of new connections.
+    choker_rng: EntityRng,
+    /// Shuffles (end game, requests after a choke).
+    rng: EntityRng,
+    scratch: Vec<(u32, u32)>,
+    pub stats: ClientStats,
+}
+
+impl Client {
+    /// A client that starts as a seed (`seed`) or with nothing. `rngs`: the
+    /// picker's, the choker's and the client's own streams.
+    pub fn new(id: u32, cfg: ClientConfig, torrent: Torrent, seed: bool, rngs: [EntityRng; 3]) -> Self {
+        let [picker_rng, choker_rng, rng] = rngs;
+        let picker =
+            if seed { PiecePicker::complete(&torrent, picker_rng) } else { PiecePicker::new(&torrent, picker_rng) };
+        Client {
+            id,
+            choker: Box::new(MainlineChoker::new(cfg.upload_slots)),
+            limiter: RateLimiter::new(cfg.upload_rate),
+            cfg,
+            torrent,
+            picker,
+            conns: Vec::new(),
+            free: Vec::new(),
+            spares: Vec::new(),
+            announces: AnnounceSchedule::default(),
+            started: false,
+            left: false,
+            completed_at: None,
+            next_rechoke: None,
+            next_keepalive: None,
+            choker_rng,
+            rng,
+            scratch: Vec::new(),
+            stats: ClientStats::default(),
+        }
+    }
+
+    pub fn config(&self) -> &ClientConfig {
+        &self.cfg
+    }
+
+    pub fn is_seed(&self) -> bool {
+        self.picker.have().is_complete()
+    }
+
+    pub fn pieces_had(&self) -> u32 {
+        self.picker.have().count()
+    }
+
+    pub fn picker(&self) -> &PiecePicker {
+        &self.picker
+    }
+
+    pub fn completed_at(&self) -> Option<Time> {
+        self.completed_at
+    }
+
+    pub fn has_left(&self) -> bool {
+        self.left
+    }
+
+    /// Open connections (any stage).
+    pub fn connections(&self) -> impl Iterator<Item = (u32, &PeerConn)> {
+        self.conns.iter().enumerate().filter_map(|(i, c)| c.as_ref().map(|c| (i as u32, c)))
+    }
+
+    pub fn connection(&self, slot: u32) -> Option<&PeerConn> {
+        self.conns.get(slot as usize).and_then(|c| c.as_ref())
+    }
+
+    fn live(&self) -> u32 {
+        (self.conns.len() - self.free.len()) as u32
+    }
+
+    #[inline]
+    fn cref(&self, slot: u32) -> &PeerConn {
+        self.conns[slot as usize].as_ref().expect("a live slot")
+    }
+
+    #[inline]
+    fn conn(&mut self, slot: u32) -> &mut PeerConn {
+        self.conns[slot as usize].as_mut().expect("a live slot")
+    }
+
+    fn alloc(&mut self, c: PeerConn) -> u32 {
+        match self.free.pop() {
+            Some(s) => {
+                self.conns[s as usize] = Some(c);
+                s
+            }
+            None => {
+                self.conns.push(Some(c));
+                self.conns.len() as u32 - 1
+            }
+        }
+    }
+
+    fn connected_to(&self, remote: u32) -> Option<u32> {
+        self.connections().find(|(_, c)| c.remote == remote).map(|(s, _)| s)
+    }
+
+    // ---- lifecycle ------------------------------------------------------
+
+    /// The client joins the swarm: `started` announce, timers running.
+    pub fn start(&mut self, now: Time, io: &mut dyn Io) {
+        self.started = true;
+        self.announce(now, AnnounceEvent::Started, io);
+        self.next_rechoke = Some(now + self.cfg.rechoke_interval);
+        self.next_keepalive = Some(now + self.cfg.keepalive_interval);
+    }
+
+    fn announce(&mut self, now: Time, event: AnnounceEvent, io: &mut dyn Io) {
+        self.announces.announced(now);
+        io.announce(event, AnnounceSchedule::numwant(self.live(), self.cfg.max_initiate));
+    }
+
+    /// The client leaves: every connection closed, `stopped` announced.
+    pub fn leave(&mut self, now: Time, io: &mut dyn Io) {
+        if self.left {
+            return;
+        }
+        let slots: Vec<u32> = self.connections().map(|(s, _)| s).collect();
+        for s in slots {
+            let link = self.conn(s).link;
+            io.close(link);
+            self.drop_conn(now, s, io, false);
+        }
+        self.announce(now, AnnounceEvent::Stopped, io);
+        self.left = true;
+        self.next_rechoke = None;
+        self.next_keepalive = None;
+    }
+
+    /// The tracker's reply: dial up to `max_initiate` connections, keep the
+    /// rest as spares.
+    pub fn on_tracker_reply(&mut self, now: Time, peers: &[u32], io: &mut dyn Io) {
+        if self.left {
+            return;
+        }
+        for &p in peers {
+            if p == self.id || self.connected_to(p).is_some() {
+                continue;
+            }
+            if self.live() < self.cfg.max_initiate {
+                self.dial(now, p, io);
+            } else if self.spares.len() < self.cfg.max_initiate as usize && !self.spares.contains(&p) {
+                self.spares.push(p);
+            }
+        }
+    }
+
+    fn dial(&mut self, now: Time, remote: u32, io: &mut dyn Io) {
+        let pieces = self.torrent.pieces();
+        let slot = self.alloc(PeerConn::new(now, u32::MAX, remote, true, pieces));
+        let link = io.connect(remote, slot);
+        self.conn(slot).link = link;
+        self.stats.connections_opened += 1;
+    }
+
+    /// A connection from `remote` arrives on `link`. Returns our slot for it,
+    /// or `None` to refuse it: at `max_allow_in`, after leaving, or when
+    /// already connected to `remote` (one connection per peer; when two dials
+    /// cross, the one from the lower peer id wins).
+    pub fn accept(&mut self, now: Time, remote: u32, link: u32, io: &mut dyn Io) -> Option<u32> {
+        if self.left || self.live() >= self.cfg.max_allow_in {
+            self.stats.connections_refused += 1;
+            return None;
+        }
+        if let Some(s) = self.connected_to(remote) {
+            let me = self.id;
+            let c = self.conn(s);
+            if c.initiator && c.stage != Stage::Ready && remote < me {
+                // Our dial loses to theirs.
+                let link = c.link;
+                io.close(link);
+                self.drop_conn(now, s, io, true);
+            } else {
+                self.stats.connections_refused += 1;
+                return None;
+            }
+        }
+        let slot = self.alloc(PeerConn::new(now, link, remote, false, self.torrent.pieces()));
+        self.conn(slot).stage = Stage::Handshaking;
+        Some(slot)
+    }
+
+    /// Our dial on `slot` is connected: the handshake goes out.
+    pub fn on_connected(&mut self, _now: Time, slot: u32, io: &mut dyn Io) {
+        let c = self.conn(slot);
+        c.stage = Stage::Handshaking;
+        let link = c.link;
+        io.frame(link, Frame::Handshake);
+        io.write(link, Frame::Handshake.wire_len());
+    }
+
+    /// The connection on `slot` is gone (reset, refused, or closed by the remote).
+    pub fn on_closed(&mut self, now: Time, slot: u32, io: &mut dyn Io) {
+        if self.conns.get(slot as usize).is_some_and(|c| c.is_some()) {
+            self.drop_conn(now, slot, io, true);
+        }
+    }
+
+    fn drop_conn(&mut self, now: Time, slot: u32, io: &mut dyn Io, replace: bool) {
+        let c = self.conns[slot as usize].take().expect("a live slot");
+        self.free.push(slot);
+        self.limiter.remove(slot);
+        if c.ready() {
+            self.picker.peer_bitfield(&c.have, false);
+            self.choker.remove_peer(slot);
+            self.let_go(now, &c.active, io);
+            if !c.am_choking && c.remote_interested && !self.left {
+                self.rechoke(now, io, true);
+            }
+        }
+        if replace && !self.left && self.live() < self.cfg.max_initiate {
+            while let Some(p) = self.spares.pop() {
+                if self.connected_to(p).is_none() {
+                    self.dial(now, p, io);
+                    break;
+                }
+            }
+        }
+    }
+
+    /// A frame arrived whole on `slot`.
+    pub fn on_frame(&mut self, now: Time, slot: u32, frame: Frame, io: &mut dyn Io) {
+        if self.conns.get(slot as usize).is_none_or(|c| c.is_none()) {
+            return;
+        }
+        match frame {
+            Frame::Handshake => {
+                let c = self.conn(slot);
+                if !c.initiator {
+                    let link = c.link;
+                    io.frame(link, Frame::Handshake);
+                    io.write(link, Frame::Handshake.wire_len());
+                }
+                self.ready(now, slot, io);
+            }
+            Frame::Bitfield(b) => self.got_bitfield(now, slot, *b, io),
+            Frame::Msg(m) => self.on_message(now, slot, m, io),
+        }
+    }
+
+    fn ready(&mut self, now: Time, slot: u32, io: &mut dyn Io) {
+        let c = self.conn(slot);
+        c.stage = Stage::Ready;
+        c.last_piece = now;
+        let link = c.link;
+        if self.picker.have().count() > 0 {
+            let f = Frame::Bitfield(Box::new(self.picker.have().clone()));
+            let len = f.wire_len();
+            io.frame(link, f);
+            io.write(link, len);
+        }
+        self.choker.add_peer(slot, &mut self.choker_rng);
+    }
+
+    fn on_message(&mut self, now: Time, slot: u32, m: Message, io: &mut dyn Io) {
+        match m {
+            Message::KeepAlive | Message::Port { .. } | Message::Bitfield { .. } => {}
+            Message::Choke => {
+                let c = self.conn(slot);
+                c.remote_choking = true;
+                let active = std::mem::take(&mut c.active);
+                self.let_go(now, &active, io);
+            }
+            Message::Unchoke => {
+                self.conn(slot).remote_choking = false;
+                self.request_more(now, slot, io);
+            }
+            Message::Interested | Message::NotInterested => {
+                let c = self.conn(slot);
+                c.remote_interested = m == Message::Interested;
+                if !c.remote_interested {
+                    // Mainline `Upload.got_not_interested`: its requests are dropped.
+                    c.queued.clear();
+                }
+                if !c.am_choking {
+                    self.rechoke(now, io, true);
+                }
+            }
+            Message::Have { piece } => self.got_have(now, slot, piece, io),
+            Message::Request { piece, begin, length } => self.got_request(now, slot, piece, begin, length, io),
+            Message::Piece { piece, begin, length } => self.got_piece(now, slot, piece, begin, length, io),
+            Message::Cancel { piece, begin, .. } => {
+                let b = (piece, begin / crate::torrent::BLOCK);
+                self.conn(slot).queued.retain(|&q| q != b);
+            }
+        }
+    }
+
+    /// Writes a control message now, or after the piece message under way.
+    fn send(&mut self, slot: u32, m: Message, io: &mut dyn Io) {
+        let c = self.conn(slot);
+        if c.partial_left > 0 {
+            c.outq.push(m);
+        } else {
+            let link = c.link;
+            io.frame(link, Frame::Msg(m));
+            io.write(link, m.wire_len());
+        }
+    }
+
+    // ---- timers ----------------------------------------------------------
+
+    pub fn poll_timeout(&self) -> Option<Time> {
+        [self.limiter.due(), self.next_rechoke, self.next_keepalive].into_iter().flatten().min()
+    }
+
+    pub fn handle_timeout(&mut self, now: Time, io: &mut dyn Io) {
+        if self.limiter.due().is_some_and(|t| t <= now) {
+            self.try_send(now, io);
+        }
+        if let Some(t) = self.next_rechoke.filter(|&t| t <= now) {
+            self.next_rechoke = Some(t + self.cfg.rechoke_interval);
+            self.rechoke(now, io, false);
+            if self.announces.due(now, self.live()) {
+                self.announce(now, AnnounceEvent::Regular, io);
+            }
+        }
+        if let Some(t) = self.next_keepalive.filter(|&t| t <= now) {
+            self.next_keepalive = Some(t + self.cfg.keepalive_interval);
+            let ready: Vec<u32> = self.connections().filter(|(_, c)| c.ready()).map(|(s, _)| s).collect();
+            for s in ready {
+                self.send(s, Message::KeepAlive, io);
+            }
+        }
+    }
+
+    /// A rechoke: the timed one every `rechoke_interval`, or one on an event.
+    fn rechoke(&mut self, now: Time, io: &mut dyn Io, event: bool) {
+        let snub = self.cfg.snub_time;
+        let views: Vec<PeerView> = self
+            .conns
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(i, c)| c.as_mut().filter(|c| c.ready()).map(|c| (i, c)))
+            .map(|(i, c)| PeerView {
+                id: i as u32,
+                interested: c.remote_interested,
+                snubbed: now.saturating_since(c.last_piece) > snub,
+                download_rate: c.down_rate.rate(now),
+                upload_rate: c.up_rate.rate(now),
+                choked: c.am_choking,
+                has_requests: !c.queued.is_empty(),
+                flushed: io.flushed(c.link),
+            })
+            .collect();
+        let seeding = self.is_seed();
+        let decisions =
+            if event { self.choker.rechoke_event(&views, seeding) } else { self.choker.rechoke(&views, seeding) };
+        for d in decisions {
+            match d {
+                Decision::Choke(s) => self.choke(now, s, io),
+                Decision::Unchoke(s) => self.unchoke(now, s, io),
+            }
+        }
+    }
+}

@@ -1,0 +1,135 @@
+//! The upload side (mainline `Uploader.py`, `Connecter.send_partial`): the
+//! remote's requests queue up while we unchoke it; choking discards them; the
+//! rate limiter hands out turns, and each turn writes up to one unit of the
+//! current piece message, followed by the control messages held back behind it.
+
+use torrentlab_engine::Time;
+
+use super::{Client, Frame, Io, Note, PeerConn};
+use crate::torrent::BLOCK;
+use crate::wire::Message;
+
+impl Client {
+    pub(super) fn got_request(&mut self, now: Time, slot: u32, piece: u32, begin: u32, length: u32, io: &mut dyn Io) {
+        if self.cref(slot).am_choking {
+            self.stats.requests_while_choked += 1;
+            return; // requests that arrive while we choke are ignored (BEP 3)
+        }
+        let valid = piece < self.torrent.pieces()
+            && self.picker.have().has(piece)
+            && begin.is_multiple_of(BLOCK)
+            && begin / BLOCK < self.torrent.blocks_in(piece)
+            && length == self.torrent.block_len(piece, begin / BLOCK);
+        let c = self.conn(slot);
+        if !valid || length > BLOCK {
+            // Mainline closes connections that ask for more than 16 KiB.
+            let link = c.link;
+            io.close(link);
+            self.drop_conn(now, slot, io, true);
+            return;
+        }
+        c.queued.push_back((piece, begin / BLOCK));
+        let link = c.link;
+        if !self.limiter.contains(slot) && io.flushed(link) {
+            self.queue_upload(now, slot, io);
+        }
+    }
+
+    /// The socket of `slot` drained (mainline `connection_flushed`).
+    pub fn on_flushed(&mut self, now: Time, slot: u32, io: &mut dyn Io) {
+        let Some(c) = self.conns.get(slot as usize).and_then(|c| c.as_ref()) else { return };
+        if c.ready() && c.has_upload_work() && !self.limiter.contains(slot) {
+            self.queue_upload(now, slot, io);
+        }
+    }
+
+    fn queue_upload(&mut self, now: Time, slot: u32, io: &mut dyn Io) {
+        let Client { limiter, conns, torrent, stats, .. } = self;
+        limiter.queue(now, slot, &mut |s, max| send_partial(now, conns, torrent, stats, io, s, max));
+    }
+
+    pub(super) fn try_send(&mut self, now: Time, io: &mut dyn Io) {
+        let Client { limiter, conns, torrent, stats, .. } = self;
+        limiter.try_send(now, false, &mut |s, max| send_partial(now, conns, torrent, stats, io, s, max));
+    }
+
+    pub(super) fn choke(&mut self, now: Time, slot: u32, io: &mut dyn Io) {
+        let c = self.conn(slot);
+        c.am_choking = true;
+        let (link, remote) = (c.link, c.remote);
+        if c.partial_left == 0 {
+            c.choke_sent = true;
+            c.queued.clear();
+            io.frame(link, Frame::Msg(Message::Choke));
+            io.write(link, Message::Choke.wire_len());
+        }
+        let _ = now;
+        io.note(Note::Choke { link, remote, choked: true });
+    }
+
+    pub(super) fn unchoke(&mut self, now: Time, slot: u32, io: &mut dyn Io) {
+        let c = self.conn(slot);
+        c.am_choking = false;
+        let (link, remote) = (c.link, c.remote);
+        if c.partial_left == 0 {
+            c.choke_sent = false;
+            io.frame(link, Frame::Msg(Message::Unchoke));
+            io.write(link, Message::Unchoke.wire_len());
+        }
+        io.note(Note::Choke { link, remote, choked: false });
+        if self.conn(slot).has_upload_work() && !self.limiter.contains(slot) && io.flushed(link) {
+            self.queue_upload(now, slot, io);
+        }
+    }
+}
+
+/// One turn of the rate limiter for `slot`: up to `max` bytes of the current
+/// piece message (a new one starts from the oldest request), and when it is
+/// finished the deferred choke/unchoke and held-back control messages. Returns
+/// (bytes written, socket still flushed).
+fn send_partial(
+    now: Time,
+    conns: &mut [Option<PeerConn>],
+    torrent: &crate::torrent::Torrent,
+    stats: &mut super::ClientStats,
+    io: &mut dyn Io,
+    slot: u32,
+    max: u32,
+) -> (u32, bool) {
+    let Some(c) = conns[slot as usize].as_mut() else { return (0, false) };
+    let link = c.link;
+    if c.partial_left == 0 {
+        if c.am_choking {
+            return (0, io.flushed(link));
+        }
+        let Some((piece, block)) = c.queued.pop_front() else { return (0, io.flushed(link)) };
+        let length = torrent.block_len(piece, block);
+        let m = Message::Piece { piece, begin: block * BLOCK, length };
+        io.frame(link, Frame::Msg(m));
+        c.partial_left = m.wire_len();
+        c.up_rate.update(now, length as u64);
+        c.bytes_up += length as u64;
+        stats.bytes_up += length as u64;
+    }
+    if max < c.partial_left {
+        io.write(link, max);
+        c.partial_left -= max;
+        return (max, io.flushed(link));
+    }
+    let mut bytes = c.partial_left;
+    c.partial_left = 0;
+    if c.choke_sent != c.am_choking {
+        c.choke_sent = c.am_choking;
+        c.outq.push(if c.am_choking { Message::Choke } else { Message::Unchoke });
+        if c.am_choking {
+            c.queued.clear();
+        }
+    }
+    io.write(link, bytes);
+    for m in c.outq.drain(..) {
+        io.frame(link, Frame::Msg(m));
+        io.write(link, m.wire_len());
+        bytes += m.wire_len();
+    }
+    (bytes, io.flushed(link))
+}

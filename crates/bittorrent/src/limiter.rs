@@ -1,0 +1,236 @@
+//! Mainline 4.0.x's upload rate limiter (`RateLimiter.py`): one per client,
+//! shared by all its connections.
+//!
+//! Connections with something to send and a flushed socket wait in a
+//! round-robin ring. `try_send` first pays the debt down by `elapsed x rate`;
+//! then, while the debt is not positive, the connection at the front writes up
+//! to `unit` bytes (1380 by default, `upload_unit_size`) and the debt grows by
+//! what it wrote. A connection that wrote nothing, or whose socket is no longer
+//! flushed, leaves the ring (it rejoins when its socket drains or a request
+//! arrives); otherwise it goes to the back. With debt left, the next
+//! `try_send` is due `debt / rate` later. A connection joining an empty ring
+//! clamps the debt at zero first: idle time earns no credit.
+//!
+//! Unlimited (rate 0 in mainline) is rate 1e10 bytes/s with 17 000-byte units:
+//! a whole 16 KiB piece message per turn.
+
+use std::collections::VecDeque;
+
+use torrentlab_engine::{Duration, Time};
+
+/// Mainline's `upload_unit_size`.
+pub const UNIT_SIZE: u32 = 1380;
+/// The unit when uploads are unlimited.
+pub const UNLIMITED_UNIT_SIZE: u32 = 17_000;
+const UNLIMITED_RATE: f64 = 1e10;
+
+/// The round-robin upload rate limiter of one client. Connections are the
+/// caller's ids.
+#[derive(Clone, Debug)]
+pub struct RateLimiter {
+    /// Bytes per second.
+    rate: f64,
+    unit: u32,
+    /// Front = the connection whose turn it is (mainline `last.next_upload`).
+    ring: VecDeque<u32>,
+    /// Bytes written beyond what the rate allows so far (`offset_amount`).
+    debt: f64,
+    last: Time,
+    /// When the next `try_send` is due, if one is.
+    due: Option<Time>,
+}
+
+impl RateLimiter {
+    /// `rate`: bytes/s, `None` for unlimited.
+    pub fn new(rate: Option<f64>) -> Self {
+        let (rate, unit) = match rate {
+            Some(r) if r > 0.0 => (r, UNIT_SIZE),
+            _ => (UNLIMITED_RATE, UNLIMITED_UNIT_SIZE),
+        };
+        RateLimiter { rate, unit, ring: VecDeque::new(), debt: 0.0, last: Time::ZERO, due: None }
+    }
+
+    pub fn unit(&self) -> u32 {
+        self.unit
+    }
+
+    /// When [`RateLimiter::try_send`] should next run.
+    pub fn due(&self) -> Option<Time> {
+        self.due
+    }
+
+    /// Connections waiting for their turn, front first.
+    pub fn ring(&self) -> impl Iterator<Item = u32> + '_ {
+        self.ring.iter().copied()
+    }
+
+    pub fn contains(&self, conn: u32) -> bool {
+        self.ring.contains(&conn)
+    }
+
+    /// A connection drops out (closed): it leaves the ring.
+    pub fn remove(&mut self, conn: u32) {
+        self.ring.retain(|&c| c != conn);
+        if self.ring.is_empty() {
+            self.due = None;
+        }
+    }
+
+    /// `conn` has something to send and its socket is flushed: it joins the
+    /// ring at the back. Joining an empty ring runs `try_send` at once.
+    /// `send(conn, max)` writes up to `max` bytes and returns (bytes written,
+    /// socket still flushed).
+    pub fn queue(&mut self, now: Time, conn: u32, send: &mut dyn FnMut(u32, u32) -> (u32, bool)) {
+        debug_assert!(!self.ring.contains(&conn), "a connection is queued once");
+        let was_empty = self.ring.is_empty();
+        self.ring.push_back(conn);
+        if was_empty {
+            self.try_send(now, true, send);
+        }
+    }
+
+    /// Mainline `try_send`: writes while the rate allows.
+    pub fn try_send(&mut self, now: Time, check_time: bool, send: &mut dyn FnMut(u32, u32) -> (u32, bool)) {
+        self.due = None;
+        self.debt -= now.saturating_since(self.last).as_secs_f64() * self.rate;
+        self.last = now;
+        if check_time {
+            self.debt = self.debt.max(0.0);
+        }
+        while self.debt <= 0.0 {
+            let Some(&cur) = self.ring.front() else { return };
+            let (bytes, flushed) = send(cur, self.unit);
+            self.debt += bytes as f64;
+            self.ring.pop_front();
+            if bytes > 0 && flushed {
+                self.ring.push_back(cur);
+            } else if self.ring.is_empty() {
+                return; // mainline breaks out without scheduling
+            }
+        }
+        if !self.ring.is_empty() {
+            // Rounded up: a turn due a fraction of a nanosecond early would find
+            // the debt still positive, write nothing and wake again 1 ns later.
+            let wait = Duration::from_nanos((self.debt / self.rate * 1e9).ceil() as u64);
+            self.due = Some(now + wait.max(Duration(1)));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(x: u64) -> Time {
+        Time(x * 1_000_000)
+    }
+
+    /// Runs the limiter with endless data on `conns` until `end`; returns the
+    /// (time, conn, bytes) of every write.
+    fn drive(rate: f64, conns: &[u32], end: Time) -> Vec<(Time, u32, u32)> {
+        let mut l = RateLimiter::new(Some(rate));
+        let mut log = vec![];
+        let mut now = Time::ZERO;
+        for &c in conns {
+            l.queue(now, c, &mut |c, max| {
+                log.push((now, c, max));
+                (max, true)
+            });
+        }
+        while let Some(t) = l.due() {
+            if t > end {
+                break;
+            }
+            now = t;
+            l.try_send(now, false, &mut |c, max| {
+                log.push((now, c, max));
+                (max, true)
+            });
+        }
+        log
+    }
+
+    #[test]
+    fn writes_of_1380_bytes_leave_every_1380_over_rate_seconds() {
+        let log = drive(20_480.0, &[7], ms(10_000));
+        assert!(log.iter().all(|&(_, c, b)| c == 7 && b == 1380));
+        // 20 KiB/s: one write per 67.4 ms.
+        let gaps: Vec<f64> = log.windows(2).map(|w| (w[1].0 - w[0].0).as_secs_f64()).collect();
+        for g in &gaps {
+            assert!((g - 1380.0 / 20_480.0).abs() < 1e-6, "gap {g}");
+        }
+        let bytes: u64 = log.iter().map(|x| x.2 as u64).sum();
+        assert!((bytes as f64 / 10.0 - 20_480.0).abs() < 1380.0 / 10.0 + 1.0, "{bytes} bytes in 10 s");
+    }
+
+    #[test]
+    fn connections_take_turns_in_round_robin_order() {
+        let log = drive(10_000.0, &[1, 2, 3], ms(2_000));
+        // 1 writes at once on joining the empty ring; 2 and 3 join behind it.
+        let order: Vec<u32> = log.iter().map(|x| x.1).take(10).collect();
+        assert_eq!(order, vec![1, 1, 2, 3, 1, 2, 3, 1, 2, 3]);
+    }
+
+    #[test]
+    fn a_connection_with_nothing_to_send_or_a_full_socket_leaves_the_ring() {
+        let mut l = RateLimiter::new(Some(10_000.0));
+        let mut writes = vec![];
+        l.queue(Time::ZERO, 1, &mut |c, m| {
+            writes.push(c);
+            (m, true)
+        });
+        l.queue(Time::ZERO, 2, &mut |_, _| unreachable!("not empty: no try_send"));
+        let t = l.due().unwrap();
+        // 1 has nothing more; 2 writes and fills its socket.
+        l.try_send(t, false, &mut |c, m| {
+            writes.push(c);
+            if c == 1 {
+                (0, true)
+            } else {
+                (m, false)
+            }
+        });
+        assert_eq!(writes, vec![1, 1, 2]);
+        assert_eq!(l.ring().count(), 0);
+        assert_eq!(l.due(), None, "an empty ring schedules nothing");
+    }
+
+    #[test]
+    fn idle_time_earns_no_credit() {
+        let mut l = RateLimiter::new(Some(1380.0));
+        let mut n = 0;
+        l.queue(Time::ZERO, 1, &mut |_, m| {
+            n += 1;
+            (m, n < 1)
+        });
+        assert_eq!(n, 1);
+        // Ten seconds idle, then two connections join: only one unit goes at once.
+        let mut first = 0;
+        l.queue(ms(10_000), 1, &mut |_, m| {
+            first += 1;
+            (m, true)
+        });
+        assert_eq!(first, 1, "debt clamped at zero, not -10 units");
+        assert_eq!(l.due(), Some(ms(11_000)));
+    }
+
+    #[test]
+    fn unlimited_uploads_write_whole_piece_messages_microseconds_apart() {
+        let mut l = RateLimiter::new(None);
+        assert_eq!(l.unit(), UNLIMITED_UNIT_SIZE);
+        let mut left = 3;
+        let mut send = |_: u32, m: u32| {
+            assert_eq!(m, 17_000);
+            left -= 1;
+            (if left >= 0 { 16_397 } else { 0 }, true)
+        };
+        l.queue(Time::ZERO, 4, &mut send);
+        let mut turns = 1;
+        while let Some(t) = l.due() {
+            assert!(t < Time(10_000), "1e10 bytes/s: a piece message costs 1.6 us");
+            l.try_send(t, false, &mut send);
+            turns += 1;
+        }
+        assert_eq!(turns, 4, "three pieces, then a turn with nothing to send");
+    }
+}

@@ -1,0 +1,499 @@
+//! Swarm scenarios: a torrent, classes of peers (seeds and leechers, how they
+//! arrive and leave, their client and TCP settings), the latency between them
+//! (one RTT for every pair, or emulated ASes) and ingress loss.
+//!
+//! ```toml
+//! [run]
+//! seed = 1
+//! duration = "4 h"            # a cap: the run ends when the last leecher is done
+//! [torrent]
+//! size = "50 MB"
+//! piece_size = "256 KiB"
+//! [network]
+//! rtt = "400 ms"
+//! [[peers]]
+//! role = "seed"
+//! upload_limit = "20 kB/s"
+//! [[peers]]
+//! role = "leecher"
+//! count = 300
+//! upload_limit = "20 kB/s"
+//! ```
+
+use std::collections::BTreeMap;
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::Deserialize;
+use torrentlab_bittorrent::bencode::TorrentMeta;
+use torrentlab_bittorrent::client::ClientConfig;
+use torrentlab_bittorrent::pipeline::Pipeline;
+use torrentlab_bittorrent::torrent::Torrent;
+use torrentlab_engine::Duration;
+use torrentlab_net::{BufferLimit, LinkConfig};
+use torrentlab_transport::cc::CcConfig;
+use torrentlab_transport::tcp::TcpConfig;
+
+use super::controllers::{self, Controllers, RawCubic, RawLedbat, RawLp, RawNice, RawVegas};
+use super::raw::{CcName, RawTcp};
+use super::units::{BufferStr, DurationStr, RateStr, SizeStr};
+use super::validate::{buffer_limit, default_name, probability, tcp_config, Ctx};
+use super::ScenarioError;
+
+// ---- the model ---------------------------------------------------------------
+
+/// When the peers of a class join.
+#[derive(Clone, Debug, PartialEq)]
+pub enum JoinSpec {
+    /// All at this time (a flash crowd).
+    At(Duration),
+    /// A Poisson process from `start` with this mean gap between arrivals.
+    Poisson { start: Duration, mean_gap: Duration },
+    /// One time per peer.
+    Times(Vec<Duration>),
+}
+
+/// When a peer leaves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Departure {
+    /// Stays until the last leecher has finished (the run then ends).
+    Stay,
+    /// Leaves as soon as it has every piece.
+    Leave,
+    /// Seeds for this long after completing, then leaves.
+    SeedFor(Duration),
+}
+
+/// An emulated AS: one-way delays of its intra-AS and inter-AS devices.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Group {
+    pub name: String,
+    /// RTT between two peers of the group = 4 x intra.
+    pub intra: Duration,
+    /// RTT between groups i and j = 2 x (inter_i + inter_j).
+    pub inter: Duration,
+}
+
+/// A class of identical peers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PeerClass {
+    pub label: String,
+    /// Starts with every piece.
+    pub seed: bool,
+    pub count: u32,
+    /// Index into [`SwarmScenario::groups`].
+    pub group: Option<usize>,
+    pub join: JoinSpec,
+    pub departure: Departure,
+    pub client: ClientConfig,
+    pub tcp: TcpConfig,
+    pub cc: CcConfig,
+}
+
+/// What a swarm run records besides the always-on tables.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SwarmMetrics {
+    /// Every application send of this many leechers (the first ones) is logged
+    /// with the TCP RTT estimate and cwnd at that moment.
+    pub send_log_peers: u32,
+    /// Log every piece verified (the HAVE broadcast).
+    pub haves: bool,
+    /// Log every choke and unchoke.
+    pub chokes: bool,
+    /// One row per connection.
+    pub connections: bool,
+}
+
+/// A validated swarm scenario.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SwarmScenario {
+    pub name: String,
+    pub description: String,
+    pub seed: u64,
+    /// The run stops here at the latest.
+    pub duration: Duration,
+    pub torrent: Torrent,
+    /// Homogeneous RTT between every pair (when `groups` is empty).
+    pub rtt: Duration,
+    pub groups: Vec<Group>,
+    /// The group the tracker sits in (with the first seed's by default).
+    pub tracker_group: Option<usize>,
+    pub uplink: LinkConfig,
+    pub downlink: LinkConfig,
+    /// Bernoulli loss of every packet arriving at a peer.
+    pub ingress_loss: f64,
+    pub classes: Vec<PeerClass>,
+    pub metrics: SwarmMetrics,
+}
+
+impl SwarmScenario {
+    pub fn peer_count(&self) -> usize {
+        self.classes.iter().map(|c| c.count as usize).sum()
+    }
+
+    pub fn leecher_count(&self) -> usize {
+        self.classes.iter().filter(|c| !c.seed).map(|c| c.count as usize).sum()
+    }
+}
+
+// ---- the file ----------------------------------------------------------------
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawSwarmScenario {
+    name: Option<String>,
+    description: Option<String>,
+    run: super::raw::RawRun,
+    torrent: RawTorrent,
+    network: Option<RawSwarmNetwork>,
+    tcp: Option<RawTcp>,
+    cubic: Option<RawCubic>,
+    vegas: Option<RawVegas>,
+    lp: Option<RawLp>,
+    nice: Option<RawNice>,
+    ledbat: Option<RawLedbat>,
+    peers: Vec<RawPeers>,
+    metrics: Option<RawSwarmMetrics>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTorrent {
+    size: Option<SizeStr>,
+    piece_size: Option<SizeStr>,
+    /// A real `.torrent` file (relative to the scenario file).
+    file: Option<String>,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawSwarmNetwork {
+    rtt: Option<DurationStr>,
+    groups: Option<BTreeMap<String, RawGroup>>,
+    tracker_group: Option<String>,
+    ingress_loss: Option<f64>,
+    access: Option<RawSwarmAccess>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawGroup {
+    intra: DurationStr,
+    inter: DurationStr,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawSwarmAccess {
+    up: Option<RateStr>,
+    down: Option<RateStr>,
+    buffer: Option<BufferStr>,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+enum Role {
+    Seed,
+    Leecher,
+}
+
+/// `join = "0 s"`, `join = ["0 s", "5 s"]` or `join = { poisson = "10 s", start = "0 s" }`.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum RawJoin {
+    At(DurationStr),
+    Times(Vec<DurationStr>),
+    Poisson(RawPoisson),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPoisson {
+    poisson: DurationStr,
+    start: Option<DurationStr>,
+}
+
+/// `"stay"`, `"leave"` or a seeding time such as `"10 min"`.
+#[derive(Debug)]
+struct RawDeparture(Departure);
+
+impl<'de> Deserialize<'de> for RawDeparture {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = RawDeparture;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("\"stay\", \"leave\", or a seeding time such as \"10 min\"")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<RawDeparture, E> {
+                Ok(RawDeparture(match s.trim() {
+                    "stay" => Departure::Stay,
+                    "leave" => Departure::Leave,
+                    t => Departure::SeedFor(
+                        super::units::parse_duration(t)
+                            .map_err(|e| E::custom(format!("{e}; or \"stay\" / \"leave\"")))?,
+                    ),
+                }))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// `pipeline = "mainline"` or a fixed depth such as `pipeline = 5`.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum RawPipeline {
+    Name(String),
+    Fixed(i64),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPeers {
+    role: Role,
+    label: Option<String>,
+    count: Option<u32>,
+    group: Option<String>,
+    join: Option<RawJoin>,
+    departure: Option<RawDeparture>,
+    upload_limit: Option<RateStr>,
+    upload_slots: Option<u32>,
+    pipeline: Option<RawPipeline>,
+    max_initiate: Option<u32>,
+    max_allow_in: Option<u32>,
+    cc: Option<CcName>,
+    tcp: Option<RawTcp>,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawSwarmMetrics {
+    send_log_peers: Option<u32>,
+    haves: Option<bool>,
+    chokes: Option<bool>,
+    connections: Option<bool>,
+}
+
+/// Peers a scenario may hold (hosts are u32, connections grow with the square).
+const MAX_PEERS: u32 = 20_000;
+
+pub(super) fn validate(raw: RawSwarmScenario, file: &str) -> Result<SwarmScenario, ScenarioError> {
+    let cx = Ctx { file };
+    let duration = raw.run.duration.0;
+    if duration == Duration::ZERO {
+        return Err(cx.err("run.duration", "must be greater than zero"));
+    }
+    let torrent = torrent(&cx, &raw.torrent, file)?;
+
+    let net = raw.network.unwrap_or_default();
+    let mut groups = Vec::new();
+    for (name, g) in net.groups.iter().flatten() {
+        groups.push(Group { name: name.clone(), intra: g.intra.0, inter: g.inter.0 });
+    }
+    let group_index = |field: &str, name: &str| {
+        groups.iter().position(|g| g.name == *name).ok_or_else(|| {
+            let known: Vec<&str> = groups.iter().map(|g| g.name.as_str()).collect();
+            cx.err(
+                field,
+                if known.is_empty() {
+                    format!("\"{name}\": no groups are defined (add [network.groups.{name}])")
+                } else {
+                    format!("\"{name}\" is not a group; allowed: {}", known.join(", "))
+                },
+            )
+        })
+    };
+    if !groups.is_empty() && net.rtt.is_some() {
+        return Err(cx.err("network.rtt", "give either one rtt for every pair or network.groups, not both"));
+    }
+    let rtt = net.rtt.map_or(Duration::ZERO, |d| d.0);
+    let ingress_loss = probability(&cx, "network.ingress_loss", net.ingress_loss.unwrap_or(0.0))?;
+    let access = net.access.unwrap_or_default();
+    let link = |field: &str, rate: Option<RateStr>| -> Result<LinkConfig, ScenarioError> {
+        let rate = rate.and_then(|r| r.0);
+        if rate == Some(0) {
+            return Err(cx.err(field, "must be greater than zero (or \"unlimited\")"));
+        }
+        let buffer = match access.buffer {
+            Some(b) => buffer_limit(&cx, "network.access.buffer", b.0, rate)?,
+            None => BufferLimit::Packets(1000),
+        };
+        Ok(LinkConfig { capacity_bps: rate, buffer, delay: Duration::ZERO })
+    };
+    let uplink = link("network.access.up", access.up)?;
+    let downlink = link("network.access.down", access.down)?;
+
+    let global_tcp = raw.tcp.clone().unwrap_or_default();
+    let global_cc = Controllers {
+        cubic: raw.cubic.as_ref(),
+        vegas: raw.vegas.as_ref(),
+        lp: raw.lp.as_ref(),
+        nice: raw.nice.as_ref(),
+        ledbat: raw.ledbat.as_ref(),
+    };
+    controllers::check_globals(&cx, &global_cc)?;
+    if raw.peers.is_empty() {
+        return Err(cx.err("peers", "at least one [[peers]] class is needed"));
+    }
+    let mut classes = Vec::new();
+    let mut total = 0u32;
+    for (i, p) in raw.peers.iter().enumerate() {
+        let at = |f: &str| format!("peers[{i}].{f}");
+        let count = p.count.unwrap_or(1);
+        if count == 0 || count > MAX_PEERS {
+            return Err(cx.err(at("count"), format!("must be between 1 and {MAX_PEERS}")));
+        }
+        total += count;
+        if total > MAX_PEERS {
+            return Err(cx.err(at("count"), format!("the swarm would exceed {MAX_PEERS} peers")));
+        }
+        let group = match (&p.group, groups.is_empty()) {
+            (Some(g), _) => Some(group_index(&at("group"), g)?),
+            (None, false) => return Err(cx.err(at("group"), "missing: with network.groups every class needs a group")),
+            (None, true) => None,
+        };
+        let join = match &p.join {
+            None => JoinSpec::At(Duration::ZERO),
+            Some(RawJoin::At(t)) => JoinSpec::At(t.0),
+            Some(RawJoin::Times(ts)) => {
+                if ts.len() != count as usize {
+                    return Err(cx.err(at("join"), format!("lists {} times for {count} peers", ts.len())));
+                }
+                JoinSpec::Times(ts.iter().map(|t| t.0).collect())
+            }
+            Some(RawJoin::Poisson(pz)) => {
+                if pz.poisson.0 == Duration::ZERO {
+                    return Err(cx.err(at("join.poisson"), "the mean gap between arrivals must be greater than zero"));
+                }
+                JoinSpec::Poisson { start: pz.start.map_or(Duration::ZERO, |s| s.0), mean_gap: pz.poisson.0 }
+            }
+        };
+        let earliest = match &join {
+            JoinSpec::At(t) | JoinSpec::Poisson { start: t, .. } => *t,
+            JoinSpec::Times(ts) => ts.iter().copied().min().unwrap_or(Duration::ZERO),
+        };
+        if earliest >= duration {
+            return Err(cx.err(at("join"), format!("is at or after the end of the run ({earliest} >= {duration})")));
+        }
+        let seed = p.role == Role::Seed;
+        let upload_rate = match p.upload_limit.map(|r| r.0) {
+            None => Some(20_480.0), // mainline's default max_upload_rate (20 kB/s x 1024)
+            Some(None) => None,
+            Some(Some(0)) => return Err(cx.err(at("upload_limit"), "must be greater than zero (or \"unlimited\")")),
+            Some(Some(bps)) => Some(bps as f64 / 8.0),
+        };
+        let mut client = ClientConfig::mainline(upload_rate);
+        if let Some(s) = p.upload_slots {
+            if s == 0 || s > 1000 {
+                return Err(cx.err(at("upload_slots"), "must be between 1 and 1000"));
+            }
+            client.upload_slots = s;
+        }
+        client.pipeline = match &p.pipeline {
+            None => Pipeline::Mainline,
+            Some(RawPipeline::Name(n)) if n == "mainline" => Pipeline::Mainline,
+            Some(RawPipeline::Name(n)) => {
+                return Err(cx.err(at("pipeline"), format!("\"{n}\": allowed: \"mainline\" or a fixed depth 1 to 1000")))
+            }
+            Some(RawPipeline::Fixed(n)) if (1..=1000).contains(n) => Pipeline::Fixed(*n as u32),
+            Some(RawPipeline::Fixed(n)) => {
+                return Err(cx.err(at("pipeline"), format!("{n}: a fixed depth must be between 1 and 1000")))
+            }
+        };
+        if let Some(m) = p.max_initiate {
+            client.max_initiate = m;
+        }
+        if let Some(m) = p.max_allow_in {
+            if m == 0 {
+                return Err(cx.err(at("max_allow_in"), "must be at least 1"));
+            }
+            client.max_allow_in = m;
+        }
+        // Peers talk Linux TCP with a handshake, Nagle on (no TCP_NODELAY).
+        let mut tcp_raw = global_tcp.overlaid(p.tcp.as_ref());
+        tcp_raw.preset = tcp_raw.preset.or(Some(super::raw::Preset::Linux));
+        let mut tcp = tcp_config(&cx, &tcp_raw, &|f| {
+            if p.tcp.as_ref().is_some_and(|t| super::validate::has_field(t, f)) {
+                at(&format!("tcp.{f}"))
+            } else {
+                format!("tcp.{f}")
+            }
+        })?;
+        tcp.handshake = true;
+        if tcp_raw.nagle.is_none() {
+            tcp.nagle = true;
+        }
+        let cc = controllers::build(&cx, p.cc.unwrap_or(CcName::Cubic), &global_cc, &Controllers::default(), &at)?;
+        classes.push(PeerClass {
+            label: p.label.clone().unwrap_or_else(|| if seed { "seed".into() } else { "leecher".into() }),
+            seed,
+            count,
+            group,
+            join,
+            departure: p.departure.as_ref().map_or(Departure::Stay, |d| d.0),
+            client,
+            tcp,
+            cc,
+        });
+    }
+    if !classes.iter().any(|c| c.seed) {
+        return Err(cx.err("peers", "no class has role = \"seed\": nobody has the content"));
+    }
+    if !classes.iter().any(|c| !c.seed) {
+        return Err(cx.err("peers", "no class has role = \"leecher\": there is nothing to measure"));
+    }
+    let tracker_group = match &net.tracker_group {
+        Some(g) => Some(group_index("network.tracker_group", g)?),
+        None => classes.iter().find(|c| c.seed).and_then(|c| c.group),
+    };
+    let m = raw.metrics.unwrap_or_default();
+    Ok(SwarmScenario {
+        name: raw.name.unwrap_or_else(|| default_name(file)),
+        description: raw.description.unwrap_or_default(),
+        seed: raw.run.seed.unwrap_or(1),
+        duration,
+        torrent,
+        rtt,
+        groups,
+        tracker_group,
+        uplink,
+        downlink,
+        ingress_loss,
+        classes,
+        metrics: SwarmMetrics {
+            send_log_peers: m.send_log_peers.unwrap_or(0),
+            haves: m.haves.unwrap_or(true),
+            chokes: m.chokes.unwrap_or(true),
+            connections: m.connections.unwrap_or(true),
+        },
+    })
+}
+
+fn torrent(cx: &Ctx, t: &RawTorrent, file: &str) -> Result<Torrent, ScenarioError> {
+    if let Some(path) = &t.file {
+        if t.size.is_some() || t.piece_size.is_some() {
+            return Err(cx.err("torrent.file", "give either a .torrent file or size and piece_size, not both"));
+        }
+        let full = std::path::Path::new(file).parent().map_or_else(|| path.into(), |d| d.join(path));
+        let bytes = std::fs::read(&full)
+            .map_err(|e| cx.err("torrent.file", format!("{} cannot be read: {e}", full.display())))?;
+        let meta =
+            TorrentMeta::from_bytes(&bytes).map_err(|e| cx.err("torrent.file", format!("{}: {e}", full.display())))?;
+        return Ok(Torrent::new(meta.length, meta.piece_length));
+    }
+    let size = t
+        .size
+        .ok_or_else(|| cx.err("torrent.size", "missing: give the content size (e.g. \"50 MB\") or torrent.file"))?
+        .0;
+    if size == 0 {
+        return Err(cx.err("torrent.size", "must be greater than zero"));
+    }
+    let piece = t.piece_size.map_or(262_144, |p| p.0);
+    if !(16_384..=(1 << 26)).contains(&piece) {
+        return Err(cx.err("torrent.piece_size", format!("{piece} bytes is out of range; allowed: 16 KiB to 64 MiB")));
+    }
+    if size / piece > 1_000_000 {
+        return Err(cx.err("torrent.size", "more than a million pieces; use a larger piece_size"));
+    }
+    Ok(Torrent::new(size, piece as u32))
+}

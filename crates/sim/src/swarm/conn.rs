@@ -1,0 +1,79 @@
+//! One TCP connection between two peers, as the swarm world holds it: both
+//! endpoints, the frames each side's stream carries (so the reader knows where
+//! messages end), and counters.
+
+use std::collections::VecDeque;
+
+use torrentlab_bittorrent::client::Frame;
+use torrentlab_bittorrent::wire::Message;
+use torrentlab_engine::Time;
+use torrentlab_transport::tcp::TcpConnection;
+
+/// No client slot.
+pub(crate) const NO_SLOT: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Default)]
+pub(crate) struct TimerSlot {
+    pub at: Option<Time>,
+    pub gen: u32,
+}
+
+/// Side 0 dialled (initiator), side 1 accepted.
+pub(crate) struct Conn {
+    pub peer: [u32; 2],
+    pub ep: [TcpConnection; 2],
+    /// Frames written by side `s`, with the stream offset where each ends.
+    pub frames: [VecDeque<(u64, Frame)>; 2],
+    /// Stream bytes written by side `s`.
+    pub written: [u64; 2],
+    /// The client slot of each side (`NO_SLOT` before accept / after close).
+    pub slot: [u32; 2],
+    pub timer: [TimerSlot; 2],
+    /// The side's socket said "not flushed": tell its client when it drains.
+    pub blocked: [bool; 2],
+    /// The initiator's client has been told the connection is up.
+    pub connected: bool,
+    /// The acceptor's client has been asked (accept or refuse).
+    pub asked: bool,
+    /// Log every send of side `s` (the send log).
+    pub log_sends: [bool; 2],
+    pub last_send: [Option<Time>; 2],
+    /// Block payload bytes framed by side `s` (piece messages).
+    pub piece_bytes: [u64; 2],
+    /// IP bytes sent by side `s`.
+    pub wire_bytes: [u64; 2],
+    pub opened: Time,
+    pub closed: [Option<Time>; 2],
+}
+
+impl Conn {
+    pub fn new(now: Time, a: u32, b: u32, ep: [TcpConnection; 2]) -> Self {
+        Conn {
+            peer: [a, b],
+            ep,
+            frames: [VecDeque::new(), VecDeque::new()],
+            written: [0; 2],
+            slot: [NO_SLOT; 2],
+            timer: [TimerSlot::default(); 2],
+            blocked: [false; 2],
+            connected: false,
+            asked: false,
+            log_sends: [false; 2],
+            last_send: [None; 2],
+            piece_bytes: [0; 2],
+            wire_bytes: [0; 2],
+            opened: now,
+            closed: [None; 2],
+        }
+    }
+
+    /// Registers a frame starting at the current end of side `s`'s stream.
+    #[inline]
+    pub fn frame(&mut self, s: usize, f: Frame) {
+        if let Frame::Msg(Message::Piece { length, .. }) = f {
+            self.piece_bytes[s] += length as u64;
+        }
+        let end = self.written[s] + f.wire_len() as u64;
+        self.frames[s].push_back((end, f));
+    }
+}

@@ -1,0 +1,139 @@
+//! What a swarm run records as it goes: pieces verified (HAVEs), chokes, the
+//! application sends of selected leechers with the TCP state at that moment,
+//! the distribution of gaps between sends, and TCP payload lengths on the wire.
+
+use torrentlab_bittorrent::client::Note;
+use torrentlab_engine::{Duration, Time};
+use torrentlab_transport::tcp::TcpConnection;
+
+use crate::scenario::swarm::SwarmMetrics;
+
+/// Gap histogram: 10 log-spaced bins per decade from 1 us to 10^4 s; bin 0
+/// holds gaps under 1 us (sends in the same instant).
+pub(crate) const GAP_BINS_PER_DECADE: usize = 10;
+pub(crate) const GAP_MIN_S: f64 = 1e-6;
+pub(crate) const GAP_DECADES: usize = 10;
+
+#[derive(Default)]
+pub(crate) struct SwarmRecorder {
+    pub haves: bool,
+    pub chokes: bool,
+    pub have_t: Vec<f64>,
+    pub have_peer: Vec<i64>,
+    pub have_piece: Vec<i64>,
+    pub choke_t: Vec<f64>,
+    pub choke_peer: Vec<i64>,
+    pub choke_remote: Vec<i64>,
+    pub choke_choked: Vec<i64>,
+    pub send_t: Vec<f64>,
+    pub send_peer: Vec<i64>,
+    pub send_conn: Vec<i64>,
+    pub send_bytes: Vec<i64>,
+    pub send_gap_s: Vec<f64>,
+    pub send_srtt_ms: Vec<f64>,
+    pub send_cwnd: Vec<i64>,
+    /// Gaps between successive sends on a connection, at leechers.
+    pub gap_hist: Vec<u64>,
+    /// TCP segments by payload length (index = bytes).
+    pub payload_hist: Vec<u64>,
+    pub is_seed: Vec<bool>,
+    pub wasted: Vec<u64>,
+}
+
+impl SwarmRecorder {
+    pub fn new(m: &SwarmMetrics, peers: usize) -> Self {
+        SwarmRecorder {
+            haves: m.haves,
+            chokes: m.chokes,
+            gap_hist: vec![0; 1 + GAP_BINS_PER_DECADE * GAP_DECADES],
+            payload_hist: vec![0; 1 << 16],
+            is_seed: vec![false; peers],
+            wasted: vec![0; peers],
+            ..Default::default()
+        }
+    }
+
+    /// An application write of `bytes` on `link` of `peer`.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    pub fn send(
+        &mut self,
+        now: Time,
+        peer: u32,
+        link: u32,
+        bytes: u32,
+        gap: Option<Duration>,
+        log: bool,
+        ep: &TcpConnection,
+    ) {
+        if let Some(g) = gap.filter(|_| !self.is_seed[peer as usize]) {
+            self.gap_hist[gap_bin(g)] += 1;
+        }
+        if log {
+            let info = ep.sender().info();
+            self.send_t.push(now.as_secs_f64());
+            self.send_peer.push(peer as i64);
+            self.send_conn.push((link / 2) as i64);
+            self.send_bytes.push(bytes as i64);
+            self.send_gap_s.push(gap.map_or(f64::NAN, |g| g.as_secs_f64()));
+            self.send_srtt_ms.push(info.srtt.map_or(f64::NAN, |d| d.as_millis_f64()));
+            self.send_cwnd.push(info.cwnd as i64);
+        }
+    }
+
+    #[inline]
+    pub fn payload(&mut self, len: u32) {
+        self.payload_hist[(len as usize).min((1 << 16) - 1)] += 1;
+    }
+
+    pub fn note(&mut self, now: Time, peer: u32, note: Note) {
+        match note {
+            Note::PieceVerified { piece } if self.haves => {
+                self.have_t.push(now.as_secs_f64());
+                self.have_peer.push(peer as i64);
+                self.have_piece.push(piece as i64);
+            }
+            Note::Choke { remote, choked, .. } if self.chokes => {
+                self.choke_t.push(now.as_secs_f64());
+                self.choke_peer.push(peer as i64);
+                self.choke_remote.push(remote as i64);
+                self.choke_choked.push(choked as i64);
+            }
+            Note::Wasted { bytes, .. } => self.wasted[peer as usize] += bytes as u64,
+            _ => {}
+        }
+    }
+}
+
+/// The histogram bin of a gap.
+pub(crate) fn gap_bin(g: Duration) -> usize {
+    let s = g.as_secs_f64();
+    if s < GAP_MIN_S {
+        return 0;
+    }
+    let k = ((s / GAP_MIN_S).log10() * GAP_BINS_PER_DECADE as f64).floor() as usize;
+    1 + k.min(GAP_BINS_PER_DECADE * GAP_DECADES - 1)
+}
+
+/// Lower and upper edge of bin `i`, seconds.
+pub(crate) fn gap_edges(i: usize) -> (f64, f64) {
+    if i == 0 {
+        return (0.0, GAP_MIN_S);
+    }
+    let e = |k: usize| GAP_MIN_S * 10f64.powf(k as f64 / GAP_BINS_PER_DECADE as f64);
+    (e(i - 1), e(i))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gaps_fall_in_log_spaced_bins_with_same_instant_sends_apart() {
+        assert_eq!(gap_bin(Duration::ZERO), 0);
+        let b = gap_bin(Duration::from_millis(67));
+        let (lo, hi) = gap_edges(b);
+        assert!(lo <= 0.067 && 0.067 < hi, "{lo} {hi}");
+        assert_eq!(gap_bin(Duration::from_secs(1_000_000)), GAP_BINS_PER_DECADE * GAP_DECADES, "clamped to the last");
+    }
+}

@@ -1,0 +1,159 @@
+//! The tables of a finished swarm run (docs/metrics.md lists every column).
+
+use torrentlab_engine::Time;
+
+use super::recorder::gap_edges;
+use super::world::SwarmWorld;
+use crate::scenario::swarm::SwarmScenario;
+use crate::table::Table;
+use crate::world::Perf;
+
+/// Everything one swarm run produces: named tables and performance counters.
+#[derive(Clone, Debug)]
+pub struct SwarmOutput {
+    pub tables: Vec<(&'static str, Table)>,
+    pub perf: Perf,
+}
+
+impl SwarmOutput {
+    pub fn table(&self, name: &str) -> &Table {
+        &self.tables.iter().find(|(n, _)| *n == name).unwrap_or_else(|| panic!("no table {name}")).1
+    }
+}
+
+fn secs(t: Option<Time>) -> f64 {
+    t.map_or(f64::NAN, |t| t.as_secs_f64())
+}
+
+pub(crate) fn report(sc: &SwarmScenario, mut w: SwarmWorld) -> SwarmOutput {
+    let n = w.peers.len();
+    let rec = std::mem::take(&mut w.rec);
+    let mut peers = Table::default();
+    let tracker_done: Vec<f64> = (0..n).map(|i| secs(w.tracker.completed_at(i as u32))).collect();
+    let join: Vec<f64> = w.peers.iter().map(|p| p.join.as_secs_f64()).collect();
+    let download_time: Vec<f64> = w
+        .peers
+        .iter()
+        .zip(&tracker_done)
+        .map(|(p, &t)| if p.seed { f64::NAN } else { t - p.join.as_secs_f64() })
+        .collect();
+    let stat = |f: &dyn Fn(&super::world::Peer) -> u64| w.peers.iter().map(|p| f(p) as i64).collect::<Vec<_>>();
+    peers
+        .i64("peer", (0..n as i64).collect())
+        .str("class", w.peers.iter().map(|p| sc.classes[p.class].label.clone()).collect())
+        .str("role", w.peers.iter().map(|p| if p.seed { "seed".to_string() } else { "leecher".to_string() }).collect())
+        .str(
+            "group",
+            w.peers
+                .iter()
+                .map(|p| sc.classes[p.class].group.map_or(String::new(), |g| sc.groups[g].name.clone()))
+                .collect(),
+        )
+        .f64("join_s", join)
+        .f64(
+            "completed_s",
+            w.peers.iter().map(|p| if p.seed { f64::NAN } else { secs(p.client.completed_at()) }).collect(),
+        )
+        .f64("tracker_completed_s", tracker_done)
+        .f64("download_time_s", download_time.clone())
+        .f64("left_s", w.peers.iter().map(|p| secs(p.left)).collect())
+        .i64("pieces", stat(&|p| p.client.pieces_had() as u64))
+        .i64("bytes_down", stat(&|p| p.client.stats.bytes_down))
+        .i64("bytes_wasted", stat(&|p| p.client.stats.bytes_wasted))
+        .i64("bytes_up", stat(&|p| p.client.stats.bytes_up))
+        .i64("connections_opened", stat(&|p| p.client.stats.connections_opened))
+        .i64("connections_refused", stat(&|p| p.client.stats.connections_refused));
+
+    let mut conns = Table::default();
+    if sc.metrics.connections {
+        let col = |f: &dyn Fn(&super::conn::Conn) -> u64| w.conns.iter().map(|c| f(c) as i64).collect::<Vec<_>>();
+        conns
+            .i64("conn", (0..w.conns.len() as i64).collect())
+            .i64("initiator", col(&|c| c.peer[0] as u64))
+            .i64("acceptor", col(&|c| c.peer[1] as u64))
+            .f64("opened_s", w.conns.iter().map(|c| c.opened.as_secs_f64()).collect())
+            .f64("closed_s", w.conns.iter().map(|c| secs(c.closed[0].into_iter().chain(c.closed[1]).min())).collect())
+            .i64("piece_bytes_forward", col(&|c| c.piece_bytes[0]))
+            .i64("piece_bytes_reverse", col(&|c| c.piece_bytes[1]))
+            .i64("stream_bytes_forward", col(&|c| c.written[0]))
+            .i64("stream_bytes_reverse", col(&|c| c.written[1]))
+            .i64("wire_bytes_forward", col(&|c| c.wire_bytes[0]))
+            .i64("wire_bytes_reverse", col(&|c| c.wire_bytes[1]))
+            .i64(
+                "retransmitted_packets",
+                col(&|c| {
+                    c.ep[0].sender().stats().retransmitted_segments + c.ep[1].sender().stats().retransmitted_segments
+                }),
+            )
+            .i64("timeouts", col(&|c| c.ep[0].sender().stats().timeouts + c.ep[1].sender().stats().timeouts));
+    }
+
+    let mut haves = Table::default();
+    haves.f64("time_s", rec.have_t).i64("peer", rec.have_peer).i64("piece", rec.have_piece);
+    let mut chokes = Table::default();
+    chokes
+        .f64("time_s", rec.choke_t)
+        .i64("peer", rec.choke_peer)
+        .i64("remote", rec.choke_remote)
+        .i64("choked", rec.choke_choked);
+    let mut sends = Table::default();
+    sends
+        .f64("time_s", rec.send_t)
+        .i64("peer", rec.send_peer)
+        .i64("conn", rec.send_conn)
+        .i64("bytes", rec.send_bytes)
+        .f64("gap_s", rec.send_gap_s)
+        .f64("srtt_ms", rec.send_srtt_ms)
+        .i64("cwnd_bytes", rec.send_cwnd);
+    let mut gaps = Table::default();
+    let edges: Vec<(f64, f64)> = (0..rec.gap_hist.len()).map(gap_edges).collect();
+    gaps.f64("gap_lo_s", edges.iter().map(|e| e.0).collect())
+        .f64("gap_hi_s", edges.iter().map(|e| e.1).collect())
+        .i64("sends", rec.gap_hist.iter().map(|&c| c as i64).collect());
+    let mut payload = Table::default();
+    let lens: Vec<usize> = (1..rec.payload_hist.len()).filter(|&l| rec.payload_hist[l] > 0).collect();
+    payload
+        .i64("payload_bytes", lens.iter().map(|&l| l as i64).collect())
+        .i64("segments", lens.iter().map(|&l| rec.payload_hist[l] as i64).collect());
+
+    let done: Vec<f64> = download_time.iter().copied().filter(|t| t.is_finite()).collect();
+    let mean = if done.is_empty() { f64::NAN } else { done.iter().sum::<f64>() / done.len() as f64 };
+    let min = done.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = done.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let ns = w.net.stats();
+    let total_down: u64 = w.peers.iter().map(|p| p.client.stats.bytes_down).sum();
+    let total_wasted: u64 = w.peers.iter().map(|p| p.client.stats.bytes_wasted).sum();
+    let mut summary = Table::default();
+    summary
+        .str("scenario", vec![sc.name.clone()])
+        .i64("seed", vec![sc.seed as i64])
+        .i64("peers", vec![n as i64])
+        .i64("leechers", vec![sc.leecher_count() as i64])
+        .i64("completed", vec![done.len() as i64])
+        .f64("mean_download_time_s", vec![mean])
+        .f64("min_download_time_s", vec![if done.is_empty() { f64::NAN } else { min }])
+        .f64("max_download_time_s", vec![if done.is_empty() { f64::NAN } else { max }])
+        .f64("end_s", vec![w.end.as_secs_f64()])
+        .i64("file_bytes", vec![sc.torrent.length as i64])
+        .i64("pieces", vec![sc.torrent.pieces() as i64])
+        .f64("wasted_ratio", vec![if total_down > 0 { total_wasted as f64 / total_down as f64 } else { f64::NAN }])
+        .i64("connections", vec![w.conns.len() as i64])
+        .i64("network_sent_packets", vec![ns.sent_packets as i64])
+        .i64("network_dropped_packets", vec![ns.dropped_packets as i64])
+        .i64("network_lost_packets", vec![ns.lost_packets as i64]);
+    let perf =
+        Perf { events: w.events(), data_packets_delivered: w.data_packets_delivered, sim_seconds: w.end.as_secs_f64() };
+    SwarmOutput {
+        tables: vec![
+            ("summary", summary),
+            ("peers", peers),
+            ("connections", conns),
+            ("haves", haves),
+            ("chokes", chokes),
+            ("sends", sends),
+            ("send_gaps", gaps),
+            ("payload_lengths", payload),
+        ],
+        perf,
+    }
+}

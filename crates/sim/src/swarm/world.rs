@@ -1,0 +1,575 @@
+//! The swarm world: one host per peer, a TCP connection per peer pair that
+//! met, each peer's BitTorrent client driven through [`Io`], the tracker, and
+//! the event loop.
+//!
+//! Host `i` is peer `i`. The tracker is not a host: announces travel as
+//! control-plane messages with the one-way delay between the peer and the
+//! tracker's place (a few hundred bytes every 30 minutes would not change
+//! what the access links carry).
+
+use torrentlab_bittorrent::client::{Client, Frame, Io, Note};
+use torrentlab_bittorrent::tracker::{AnnounceEvent, Tracker};
+use torrentlab_engine::{Duration, EntityId, EntityRng, EventQueue, Lanes, Time};
+use torrentlab_net::{HostConfig, HostId, Latency, Network, Transit};
+use torrentlab_transport::tcp::{Segment, TcpConnection, TcpState};
+
+use super::conn::{Conn, NO_SLOT};
+use super::recorder::SwarmRecorder;
+use crate::scenario::swarm::{Departure, JoinSpec, SwarmScenario};
+
+/// RNG stream kinds (see [`EntityId::new`]).
+const RNG_PICKER: u16 = 20;
+const RNG_CHOKER: u16 = 21;
+const RNG_CLIENT: u16 = 22;
+const RNG_JOIN: u16 = 23;
+const RNG_TRACKER: u16 = 24;
+
+#[derive(Clone, Copy, Debug)]
+struct Packet {
+    conn: u32,
+    /// The side that receives it.
+    to: u8,
+    wire: u32,
+    seg: Segment,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Hop {
+    Link(torrentlab_net::LinkId),
+    Host,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct InFlight {
+    hop: Hop,
+    pkt: Packet,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Ev {
+    /// Head of a connection direction's lane (lane = 2 x conn + receiving side).
+    ConnLane {
+        lane: u32,
+    },
+    /// Head of the lane of packets leaving a host's downlink.
+    HostLane {
+        host: u32,
+    },
+    EpTimer {
+        conn: u32,
+        side: u8,
+        gen: u32,
+    },
+    ClientTimer {
+        peer: u32,
+        gen: u32,
+    },
+    Join {
+        peer: u32,
+    },
+    Leave {
+        peer: u32,
+    },
+    /// An announce reaches the tracker.
+    Announce {
+        peer: u32,
+        event: u8,
+        numwant: u32,
+    },
+    /// The tracker's reply (an index into `replies`) reaches the peer.
+    Reply {
+        peer: u32,
+        reply: u32,
+    },
+    End,
+}
+
+const EVENTS: [AnnounceEvent; 4] =
+    [AnnounceEvent::Started, AnnounceEvent::Regular, AnnounceEvent::Completed, AnnounceEvent::Stopped];
+
+/// One peer: its client and where it is in its life.
+pub(crate) struct Peer {
+    pub client: Client,
+    pub class: usize,
+    pub seed: bool,
+    pub join: Time,
+    pub departure: Departure,
+    pub joined: bool,
+    pub left: Option<Time>,
+    pub timer: super::conn::TimerSlot,
+    /// Log this peer's sends.
+    pub log_sends: bool,
+}
+
+/// What the clients' [`Io`] calls leave for the world to do.
+#[derive(Default)]
+pub(crate) struct Pending {
+    /// Endpoints with something new to send: (conn, side).
+    dirty: Vec<(u32, u8)>,
+    announces: Vec<(u32, AnnounceEvent, u32)>,
+    completed: Vec<u32>,
+}
+
+/// The borrowed parts of the world a client may touch.
+struct Wires<'a> {
+    now: Time,
+    peer: u32,
+    conns: &'a mut Vec<Conn>,
+    lanes: &'a mut Lanes<InFlight>,
+    proto: &'a [(torrentlab_transport::tcp::TcpConfig, torrentlab_transport::cc::CcConfig)],
+    class_of: &'a [usize],
+    log_peer: bool,
+    pending: &'a mut Pending,
+    rec: &'a mut SwarmRecorder,
+}
+
+/// Linux lets a socket queue about twice the congestion window (at least
+/// twice the initial window) before `write` blocks (`tcp_sndbuf_expand`).
+#[inline]
+fn socket_flushed(ep: &TcpConnection) -> bool {
+    let tx = ep.sender();
+    let w = tx.window();
+    tx.unacked_app_bytes() < 2 * w.cwnd.max(10 * w.mss as u64)
+}
+
+impl Io for Wires<'_> {
+    fn connect(&mut self, remote: u32, slot: u32) -> u32 {
+        let (tcp, cc) = &self.proto[self.class_of[self.peer as usize]];
+        let (rtcp, rcc) = &self.proto[self.class_of[remote as usize]];
+        let ep = [TcpConnection::connect(tcp.clone(), cc.build()), TcpConnection::listen(rtcp.clone(), rcc.build())];
+        let id = self.conns.len() as u32;
+        let mut c = Conn::new(self.now, self.peer, remote, ep);
+        c.slot[0] = slot;
+        c.log_sends[0] = self.log_peer;
+        self.conns.push(c);
+        self.lanes.add_lane();
+        self.lanes.add_lane();
+        self.pending.dirty.push((id, 0));
+        id * 2
+    }
+
+    fn frame(&mut self, link: u32, frame: Frame) {
+        self.conns[(link / 2) as usize].frame((link % 2) as usize, frame);
+    }
+
+    fn write(&mut self, link: u32, bytes: u32) {
+        let (ci, s) = ((link / 2) as usize, (link % 2) as usize);
+        let c = &mut self.conns[ci];
+        c.ep[s].write(bytes as u64);
+        c.written[s] += bytes as u64;
+        let gap = c.last_send[s].map(|t| self.now.saturating_since(t));
+        c.last_send[s] = Some(self.now);
+        self.rec.send(self.now, self.peer, link, bytes, gap, c.log_sends[s], &c.ep[s]);
+        if !socket_flushed(&c.ep[s]) {
+            c.blocked[s] = true; // the client is told when it drains
+        }
+        self.pending.dirty.push((ci as u32, s as u8));
+    }
+
+    fn flushed(&self, link: u32) -> bool {
+        socket_flushed(&self.conns[(link / 2) as usize].ep[(link % 2) as usize])
+    }
+
+    fn close(&mut self, link: u32) {
+        let (ci, s) = ((link / 2) as usize, (link % 2) as usize);
+        let c = &mut self.conns[ci];
+        c.slot[s] = NO_SLOT;
+        c.closed[s].get_or_insert(self.now);
+        if c.ep[s].state() != TcpState::Reset {
+            c.ep[s].abort();
+            self.pending.dirty.push((ci as u32, s as u8));
+        }
+    }
+
+    fn announce(&mut self, event: AnnounceEvent, numwant: u32) {
+        self.pending.announces.push((self.peer, event, numwant));
+    }
+
+    fn note(&mut self, note: Note) {
+        if note == Note::Completed {
+            self.pending.completed.push(self.peer);
+        }
+        self.rec.note(self.now, self.peer, note);
+    }
+}
+
+pub(crate) struct SwarmWorld {
+    q: EventQueue<Ev>,
+    pub net: Network,
+    lanes: Lanes<InFlight>,
+    host_lanes: Lanes<InFlight>,
+    pub conns: Vec<Conn>,
+    pub peers: Vec<Peer>,
+    class_of: Vec<usize>,
+    proto: Vec<(torrentlab_transport::tcp::TcpConfig, torrentlab_transport::cc::CcConfig)>,
+    pub tracker: Tracker,
+    tracker_delay: Vec<Duration>,
+    replies: Vec<Vec<u32>>,
+    pending: Pending,
+    pub rec: SwarmRecorder,
+    pub end: Time,
+    pub leechers_left: usize,
+    pub data_packets_delivered: u64,
+}
+
+impl SwarmWorld {
+    pub fn build(sc: &SwarmScenario) -> SwarmWorld {
+        let mut peers = Vec::new();
+        let mut class_of = Vec::new();
+        let mut groups_of = Vec::new();
+        let mut log_left = sc.metrics.send_log_peers;
+        for (ci, class) in sc.classes.iter().enumerate() {
+            let mut join_rng = EntityRng::new(sc.seed, EntityId::new(RNG_JOIN, ci as u64));
+            let mut t = match &class.join {
+                JoinSpec::At(t) | JoinSpec::Poisson { start: t, .. } => *t,
+                JoinSpec::Times(_) => Duration::ZERO,
+            };
+            for k in 0..class.count {
+                let id = peers.len() as u32;
+                let join = match &class.join {
+                    JoinSpec::At(t) => *t,
+                    JoinSpec::Times(ts) => ts[k as usize],
+                    JoinSpec::Poisson { mean_gap, .. } => {
+                        // Exponential gaps: -mean x ln(1 - U).
+                        let gap = -(1.0 - join_rng.uniform()).ln() * mean_gap.as_secs_f64();
+                        t += Duration::from_secs_f64(gap);
+                        t
+                    }
+                };
+                let rngs =
+                    [RNG_PICKER, RNG_CHOKER, RNG_CLIENT].map(|k| EntityRng::new(sc.seed, EntityId::new(k, id as u64)));
+                let client = Client::new(id, class.client.clone(), sc.torrent.clone(), class.seed, rngs);
+                let log_sends = !class.seed && log_left > 0;
+                if log_sends {
+                    log_left -= 1;
+                }
+                peers.push(Peer {
+                    client,
+                    class: ci,
+                    seed: class.seed,
+                    join: Time::ZERO + join,
+                    departure: class.departure,
+                    joined: false,
+                    left: None,
+                    timer: Default::default(),
+                    log_sends,
+                });
+                class_of.push(ci);
+                groups_of.push(class.group.unwrap_or(0) as u16);
+            }
+        }
+        let host = HostConfig { uplink: sc.uplink, downlink: sc.downlink, ingress_loss: sc.ingress_loss };
+        let hosts = vec![host; peers.len()];
+        let (latency, tracker_delay) = if sc.groups.is_empty() {
+            let d = Duration(sc.rtt.0 / 2);
+            (Latency::Uniform(d), vec![d; peers.len()])
+        } else {
+            let g = sc.groups.len();
+            let mut delays = vec![Duration::ZERO; g * g];
+            for i in 0..g {
+                for j in 0..g {
+                    // Same AS: out and back over the loopback device (RTT 4 x intra);
+                    // across: each side's inter-AS device (RTT 2 x (inter_i + inter_j)).
+                    delays[i * g + j] = if i == j {
+                        Duration(2 * sc.groups[i].intra.0)
+                    } else {
+                        sc.groups[i].inter + sc.groups[j].inter
+                    };
+                }
+            }
+            let tg = sc.tracker_group.unwrap_or(0);
+            let td = groups_of.iter().map(|&pg| delays[pg as usize * g + tg]).collect();
+            (Latency::Groups { of_host: groups_of, groups: g, delays }, td)
+        };
+        let net = Network::new(sc.seed, &hosts, latency);
+        let mut q = EventQueue::new();
+        let end = Time::ZERO + sc.duration;
+        q.schedule(end, Ev::End);
+        for (i, p) in peers.iter().enumerate() {
+            q.schedule(p.join, Ev::Join { peer: i as u32 });
+        }
+        let n = peers.len();
+        SwarmWorld {
+            q,
+            net,
+            lanes: Lanes::new(0),
+            host_lanes: Lanes::new(n),
+            conns: Vec::new(),
+            leechers_left: peers.iter().filter(|p| !p.seed).count(),
+            peers,
+            class_of,
+            proto: sc.classes.iter().map(|c| (c.tcp.clone(), c.cc.clone())).collect(),
+            tracker: Tracker::new(EntityRng::new(sc.seed, EntityId::new(RNG_TRACKER, 0))),
+            tracker_delay,
+            replies: Vec::new(),
+            pending: Pending::default(),
+            rec: SwarmRecorder::new(&sc.metrics, n),
+            end,
+            data_packets_delivered: 0,
+        }
+    }
+
+    pub fn events(&self) -> u64 {
+        self.q.events_processed()
+    }
+
+    /// Runs until every leecher has completed (as the tracker records it) or
+    /// the scenario's duration.
+    pub fn run(&mut self, every: Duration, progress: &mut dyn FnMut(Time)) {
+        let mut next_progress = Time::ZERO + every;
+        while let Some((now, ev)) = self.q.pop() {
+            if now >= next_progress {
+                progress(now);
+                next_progress = now + every;
+            }
+            match ev {
+                Ev::ConnLane { lane } => {
+                    let ((_, x), next) = self.lanes.pop(lane as usize).expect("a scheduled lane has a head");
+                    if let Some(t) = next {
+                        self.q.schedule(t, Ev::ConnLane { lane });
+                    }
+                    self.hop(now, x);
+                }
+                Ev::HostLane { host } => {
+                    let ((_, x), next) = self.host_lanes.pop(host as usize).expect("a scheduled lane has a head");
+                    if let Some(t) = next {
+                        self.q.schedule(t, Ev::HostLane { host });
+                    }
+                    self.hop(now, x);
+                }
+                Ev::EpTimer { conn, side, gen } => {
+                    let c = &mut self.conns[conn as usize];
+                    let slot = &mut c.timer[side as usize];
+                    if slot.gen == gen {
+                        slot.at = None;
+                        c.ep[side as usize].handle_timeout(now);
+                        self.after_segment(now, conn, side as usize);
+                    }
+                }
+                Ev::ClientTimer { peer, gen } => {
+                    let p = &mut self.peers[peer as usize];
+                    if p.timer.gen == gen {
+                        p.timer.at = None;
+                        self.with_client(now, peer, |c, io| c.handle_timeout(now, io));
+                    }
+                }
+                Ev::Join { peer } => {
+                    self.peers[peer as usize].joined = true;
+                    self.with_client(now, peer, |c, io| c.start(now, io));
+                }
+                Ev::Leave { peer } => {
+                    if self.peers[peer as usize].left.is_none() {
+                        self.peers[peer as usize].left = Some(now);
+                        self.with_client(now, peer, |c, io| c.leave(now, io));
+                    }
+                }
+                Ev::Announce { peer, event, numwant } => {
+                    let event = EVENTS[event as usize];
+                    let reply = self.tracker.announce(now, peer, event, numwant);
+                    if event == AnnounceEvent::Completed && !self.peers[peer as usize].seed {
+                        self.leechers_left = self.leechers_left.saturating_sub(1);
+                        if self.leechers_left == 0 {
+                            self.end = now;
+                            break;
+                        }
+                    }
+                    if event != AnnounceEvent::Stopped {
+                        self.replies.push(reply);
+                        let at = now + self.tracker_delay[peer as usize];
+                        self.q.schedule(at, Ev::Reply { peer, reply: self.replies.len() as u32 - 1 });
+                    }
+                }
+                Ev::Reply { peer, reply } => {
+                    let peers = std::mem::take(&mut self.replies[reply as usize]);
+                    self.with_client(now, peer, |c, io| c.on_tracker_reply(now, &peers, io));
+                }
+                Ev::End => break,
+            }
+        }
+        progress(self.end);
+    }
+
+    /// Calls into one peer's client with an [`Io`] over the world, then does
+    /// what it asked: sends, announces, departures, its timer.
+    fn with_client(&mut self, now: Time, peer: u32, f: impl FnOnce(&mut Client, &mut dyn Io)) {
+        let log_peer = self.peers[peer as usize].log_sends;
+        {
+            let mut io = Wires {
+                now,
+                peer,
+                conns: &mut self.conns,
+                lanes: &mut self.lanes,
+                proto: &self.proto,
+                class_of: &self.class_of,
+                log_peer,
+                pending: &mut self.pending,
+                rec: &mut self.rec,
+            };
+            f(&mut self.peers[peer as usize].client, &mut io);
+        }
+        self.arm_client(peer);
+        self.flush_pending(now);
+    }
+
+    fn flush_pending(&mut self, now: Time) {
+        while let Some((c, s)) = self.pending.dirty.pop() {
+            self.drive(now, c, s as usize);
+        }
+        for (peer, event, numwant) in std::mem::take(&mut self.pending.announces) {
+            let e = EVENTS.iter().position(|&x| x == event).expect("known event") as u8;
+            self.q.schedule(now + self.tracker_delay[peer as usize], Ev::Announce { peer, event: e, numwant });
+        }
+        for peer in std::mem::take(&mut self.pending.completed) {
+            let p = &self.peers[peer as usize];
+            match p.departure {
+                Departure::Stay => {}
+                Departure::Leave => self.q.schedule(now, Ev::Leave { peer }),
+                Departure::SeedFor(d) => self.q.schedule(now + d, Ev::Leave { peer }),
+            }
+        }
+    }
+
+    fn arm_client(&mut self, peer: u32) {
+        let p = &mut self.peers[peer as usize];
+        let Some(d) = p.client.poll_timeout() else { return };
+        if p.timer.at.is_none_or(|t| d < t) {
+            p.timer.gen = p.timer.gen.wrapping_add(1);
+            p.timer.at = Some(d);
+            let gen = p.timer.gen;
+            self.q.schedule(d.max(self.q.now()), Ev::ClientTimer { peer, gen });
+        }
+    }
+
+    /// Sends what endpoint (conn, side) has to send and arms its timer.
+    fn drive(&mut self, now: Time, ci: u32, s: usize) {
+        let src = self.conns[ci as usize].peer[s];
+        let dst = self.conns[ci as usize].peer[1 - s];
+        while let Some(seg) = self.conns[ci as usize].ep[s].poll_transmit(now) {
+            let wire = seg.wire_len();
+            self.conns[ci as usize].wire_bytes[s] += wire as u64;
+            if seg.len > 0 {
+                self.rec.payload(seg.len);
+            }
+            let pkt = Packet { conn: ci, to: (1 - s) as u8, wire, seg };
+            let lane = 2 * ci as usize + (1 - s);
+            match self.net.send(now, HostId(src), HostId(dst), wire) {
+                Transit::Dropped { .. } => {}
+                Transit::AtLink { link, time } => self.enqueue(lane, time, InFlight { hop: Hop::Link(link), pkt }),
+                Transit::AtHost { time, .. } => self.enqueue(lane, time, InFlight { hop: Hop::Host, pkt }),
+            }
+        }
+        let c = &mut self.conns[ci as usize];
+        if let Some(d) = c.ep[s].poll_timeout() {
+            let slot = &mut c.timer[s];
+            if slot.at.is_none_or(|t| d < t) {
+                slot.gen = slot.gen.wrapping_add(1);
+                slot.at = Some(d);
+                let gen = slot.gen;
+                self.q.schedule(d.max(now), Ev::EpTimer { conn: ci, side: s as u8, gen });
+            }
+        }
+    }
+
+    #[inline]
+    fn enqueue(&mut self, lane: usize, time: Time, x: InFlight) {
+        if self.lanes.push(lane, time, x) {
+            self.q.schedule(time, Ev::ConnLane { lane: lane as u32 });
+        }
+    }
+
+    fn hop(&mut self, now: Time, x: InFlight) {
+        match x.hop {
+            Hop::Link(link) => match self.net.arrive(now, link, x.pkt.wire) {
+                Transit::Dropped { .. } => {}
+                Transit::AtHost { host, time } => {
+                    if self.host_lanes.push(host.0 as usize, time, InFlight { hop: Hop::Host, pkt: x.pkt }) {
+                        self.q.schedule(time, Ev::HostLane { host: host.0 });
+                    }
+                }
+                Transit::AtLink { .. } => unreachable!("a downlink feeds a host"),
+            },
+            Hop::Host => {
+                let p = x.pkt;
+                let s = p.to as usize;
+                let dst = self.conns[p.conn as usize].peer[s];
+                if !self.net.ingress(HostId(dst), p.wire) {
+                    return;
+                }
+                if p.seg.len > 0 {
+                    self.data_packets_delivered += 1;
+                }
+                self.conns[p.conn as usize].ep[s].handle(now, &p.seg);
+                self.after_segment(now, p.conn, s);
+            }
+        }
+    }
+
+    /// After endpoint (conn, side) took a segment or a timeout: tell its
+    /// client what changed (accept, connected, frames, closed, drained), then send.
+    fn after_segment(&mut self, now: Time, ci: u32, s: usize) {
+        let peer = self.conns[ci as usize].peer[s];
+        let link = ci * 2 + s as u32;
+        let state = self.conns[ci as usize].ep[s].state();
+        // The acceptor's client decides on a new connection when the SYN arrives.
+        if s == 1 && !self.conns[ci as usize].asked && state == TcpState::SynReceived {
+            self.conns[ci as usize].asked = true;
+            let remote = self.conns[ci as usize].peer[0];
+            let joined = self.peers[peer as usize].joined && self.peers[peer as usize].left.is_none();
+            let mut slot = None;
+            if joined {
+                self.with_client(now, peer, |c, io| slot = c.accept(now, remote, link, io));
+            }
+            match slot {
+                Some(sl) => {
+                    let c = &mut self.conns[ci as usize];
+                    c.slot[1] = sl;
+                    c.log_sends[1] = self.peers[peer as usize].log_sends;
+                }
+                None => {
+                    let c = &mut self.conns[ci as usize];
+                    c.closed[1].get_or_insert(now);
+                    c.ep[1].abort();
+                }
+            }
+        }
+        let slot = self.conns[ci as usize].slot[s];
+        if slot != NO_SLOT {
+            if s == 0 && !self.conns[ci as usize].connected && state == TcpState::Established {
+                self.conns[ci as usize].connected = true;
+                self.with_client(now, peer, |c, io| c.on_connected(now, slot, io));
+            }
+            // Whole frames of the other side's stream that have now arrived.
+            loop {
+                let c = &mut self.conns[ci as usize];
+                if c.slot[s] == NO_SLOT {
+                    break;
+                }
+                let delivered = c.ep[s].receiver().delivered();
+                match c.frames[1 - s].front() {
+                    Some(&(end, _)) if end <= delivered => {
+                        let (_, f) = c.frames[1 - s].pop_front().expect("a front");
+                        self.with_client(now, peer, |cl, io| cl.on_frame(now, slot, f, io));
+                    }
+                    _ => break,
+                }
+            }
+            let c = &mut self.conns[ci as usize];
+            if c.slot[s] != NO_SLOT && c.ep[s].state() == TcpState::Reset {
+                c.slot[s] = NO_SLOT;
+                c.closed[s].get_or_insert(now);
+                self.with_client(now, peer, |cl, io| cl.on_closed(now, slot, io));
+            } else if c.slot[s] != NO_SLOT && c.blocked[s] && socket_flushed(&c.ep[s]) {
+                c.blocked[s] = false;
+                self.with_client(now, peer, |cl, io| cl.on_flushed(now, slot, io));
+            }
+        }
+        self.drive(now, ci, s);
+    }
+
+    /// Packets and wire bytes in flight, for conservation checks.
+    pub fn in_flight(&self) -> (u64, u64) {
+        let n = (self.lanes.len() + self.host_lanes.len()) as u64;
+        let b = self.lanes.values().chain(self.host_lanes.values()).map(|x| x.pkt.wire as u64).sum();
+        (n, b)
+    }
+}
