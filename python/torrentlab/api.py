@@ -18,8 +18,11 @@ from torrentlab.output import atomic_dir
 
 ScenarioLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 
-#: The tables every run produces, in the order they are written.
-TABLES = ("summary", "flows", "timeseries", "queue")
+#: The tables a run produces, by scenario kind, in the order they are written.
+TABLES = {
+    "dumbbell": ("summary", "flows", "timeseries", "queue"),
+    "swarm": ("summary", "peers", "connections", "haves", "chokes", "sends", "send_gaps", "payload_lengths"),
+}
 
 
 def _source(scenario: ScenarioLike) -> tuple[str, str | None, str]:
@@ -56,14 +59,24 @@ def _arrow(columns: list) -> pa.Table:
 class RunResult:
     """The tables of one run (see docs/metrics.md for every column and unit).
 
-    ``summary``: one row (fairness, efficiency, loss, queue) over the summary window;
-    ``flows``: one row per flow; ``timeseries``: one row per flow per sample;
-    ``queue``: one row per dequeue at the bottleneck; ``perf``: events and wall time.
+    A dumbbell run has ``summary`` (fairness, efficiency, loss, queue over the
+    summary window), ``flows``, ``timeseries`` and ``queue``. A swarm run has
+    ``summary``, ``peers`` (completion times), ``connections``, ``haves``,
+    ``chokes``, ``sends``, ``send_gaps`` and ``payload_lengths``. ``perf``:
+    events and wall time.
     """
 
     name: str
     tables: dict[str, pa.Table]
     perf: dict[str, float] = field(default_factory=dict)
+    kind: str = "dumbbell"
+
+    def __getattr__(self, table: str) -> pd.DataFrame:
+        # Every table is also an attribute: ``res.peers``, ``res.haves``...
+        tables = self.__dict__.get("tables", {})
+        if table in tables:
+            return tables[table].to_pandas()
+        raise AttributeError(table)
 
     def frame(self, table: str) -> pd.DataFrame:
         return self.tables[table].to_pandas()
@@ -88,7 +101,7 @@ class RunResult:
         """Writes every table as ``<table>.parquet`` (and ``perf.json``) into
         ``out_dir``, atomically: the directory appears complete or not at all."""
         with atomic_dir(out_dir) as tmp:
-            for name in TABLES:
+            for name in self.tables:
                 pq.write_table(self.tables[name], tmp / f"{name}.parquet", compression="zstd")
             # Wall time differs run to run: kept apart from the deterministic tables.
             (tmp / "perf.json").write_text(json.dumps(self.perf, indent=2, sort_keys=True) + "\n")
@@ -109,6 +122,6 @@ def run(
     """
     source, text, fmt = _source(scenario)
     raw = _core.run(source, text, fmt, seed, progress)
-    tables = {t: _arrow(raw[t]) for t in TABLES}
+    tables = {t: _arrow(raw[t]) for t in raw["tables"]}
     name = tables["summary"].column("scenario")[0].as_py()
-    return RunResult(name=name, tables=tables, perf=dict(raw["perf"]))
+    return RunResult(name=name, tables=tables, perf=dict(raw["perf"]), kind=raw["kind"])

@@ -35,22 +35,29 @@ err = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
 def _cmd_validate(args) -> int:
     for f in args.files:
         info = torrentlab.validate(f)
-        out.print(
-            f"[green]ok[/]: {f}: {info['name']}, {info['flows']} flows "
-            f"({', '.join(sorted(set(info['controllers'])))}), {info['duration_s']:g} s"
-        )
+        if info["kind"] == "swarm":
+            what = (f"swarm of {info['peers']} peers ({info['leechers']} leechers), "
+                    f"{info['file_bytes'] / 1e6:g} MB in {info['pieces']} pieces")
+        else:
+            what = f"{info['flows']} flows ({', '.join(sorted(set(info['controllers'])))})"
+        out.print(f"[green]ok[/]: {f}: {info['name']}, {what}, {info['duration_s']:g} s")
     return 0
 
 
 SUMMARY_COLUMNS = ("flows", "window_s", "jain_index", "efficiency", "loss_rate", "goodput_bps", "mean_queue_delay_ms")
 
 
+SWARM_SUMMARY_COLUMNS = ("peers", "completed", "mean_download_time_s", "min_download_time_s", "max_download_time_s",
+                         "end_s", "wasted_ratio")
+
+
 def _print_summary(res) -> None:
     s = res.summary.iloc[0]
     t = Table(title=f"{res.name} (seed {s['seed']})")
-    for col in SUMMARY_COLUMNS:
+    columns = SWARM_SUMMARY_COLUMNS if res.kind == "swarm" else SUMMARY_COLUMNS
+    for col in columns:
         t.add_column(col, justify="right")
-    t.add_row(*(f"{s[c]:.4g}" if isinstance(s[c], float) else str(s[c]) for c in SUMMARY_COLUMNS))
+    t.add_row(*(f"{s[c]:.4g}" if isinstance(s[c], float) else str(s[c]) for c in columns))
     out.print(t)
 
 
@@ -73,18 +80,7 @@ def _cmd_reproduce(args) -> int:
     module = importlib.import_module(EXPERIMENTS[args.experiment])
     dest = Path(args.output) if args.output else Path("results") / args.experiment
     report = module.reproduce(dest, quick=args.quick, workers=args.jobs, show_progress=not args.quiet)
-    t = Table(title=f"{args.experiment}{' (quick)' if args.quick else ''}")
-    for c in ("run", "setting", "runs", "F", "efficiency", "loss rate"):
-        t.add_column(c, justify="left" if c in ("run", "setting") else "right")
-
-    def cell(row, m):
-        sd = row.get(f"{m}_sd")
-        return f"{row[m]:.3f}" + (f" ± {sd:.3f}" if sd is not None and sd == sd else "")
-
-    for _, row in report.table.iterrows():
-        t.add_row(row["run"], row["setting"], str(row["runs"]), cell(row, "jain_index"),
-                  cell(row, "efficiency"), f"{row['loss_rate']:.2e}")
-    out.print(t)
+    out.print(module.render(report, title=f"{args.experiment}{' (quick)' if args.quick else ''}"))
     out.print(f"wrote {report.out_dir}/: tables (Parquet) and {len(report.figures)} figure files")
     return 0
 
@@ -101,11 +97,25 @@ def _cmd_sweep(args) -> int:
     dest = Path(args.output) if args.output else Path("results") / name
     results = run_jobs(jobs, workers=args.jobs, describe=name, keep=tables_with_params, show_progress=not args.quiet)
     runs = pd.concat([r[0] for r in results], ignore_index=True)
-    flows = pd.concat([r[1] for r in results], ignore_index=True)
+    second = pd.concat([r[1] for r in results], ignore_index=True)
+    swarm = "peers" in runs.columns and "mean_download_time_s" in runs.columns
     with atomic_dir(dest) as tmp:
         write_frame(runs, tmp / "runs.parquet")
-        write_frame(flows, tmp / "flows.parquet")
+        write_frame(second, tmp / ("peers.parquet" if swarm else "flows.parquet"))
     params = list(sweep.grid)
+    if swarm:
+        t = Table(title=f"{name}: {len(jobs)} runs (over seeds)")
+        for c in params + ["runs", "mean download s", "min s", "max s", "completed"]:
+            t.add_column(c)
+        for key, g in runs.groupby(params, sort=False) if params else [((), runs)]:
+            key = key if isinstance(key, tuple) else (key,)
+            t.add_row(*map(str, key), str(len(g)), f"{g.mean_download_time_s.mean():.1f}",
+                      f"{g.min_download_time_s.min():.1f}", f"{g.max_download_time_s.max():.1f}",
+                      f"{g.completed.sum()}/{g.leechers.sum()}")
+        out.print(t)
+        out.print(f"wrote {dest}/ (runs.parquet, peers.parquet)")
+        return 0
+    flows = second
     t = Table(title=f"{name}: {len(jobs)} runs (means over seeds)")
     for c in params + ["F", "efficiency", "queue delay ms", "loss", "first flow share", "first flow done s"]:
         t.add_column(c)
@@ -124,6 +134,9 @@ def _cmd_sweep(args) -> int:
 def _cmd_bench(args) -> int:
     path = args.scenario or str(scenario_dir("bench") / "dumbbell-100-newreno.toml")
     scenario = path
+    kind = torrentlab.validate(path)["kind"]
+    if args.cc and kind != "dumbbell":
+        raise ScenarioError(f"{path}: --cc: only applies to dumbbell scenarios ([[flows]]); this is a {kind}")
     if args.cc:
         from torrentlab.sweep import load_toml
 
@@ -135,9 +148,13 @@ def _cmd_bench(args) -> int:
             else:
                 flow["cc"] = args.cc
         scenario.setdefault("name", Path(path).stem)
+    import resource
+
     runs = []
     for _ in range(args.warmup + args.repeat):
         runs.append(torrentlab.run(scenario).perf)
+    # Peak resident memory of this process (the interpreter included), MiB.
+    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     runs = runs[args.warmup:]
     wall = statistics.median(r["wall_seconds"] for r in runs)
     med = min(runs, key=lambda r: abs(r["wall_seconds"] - wall))
@@ -155,6 +172,7 @@ def _cmd_bench(args) -> int:
         "packets_per_wall_second": med["data_packets_delivered"] / wall,
         "events_per_wall_second": med["events"] / wall,
         "sim_seconds_per_wall_second": med["sim_seconds"] / wall,
+        "peak_rss_mib": peak_mib,
     }
     if args.json:
         print(json.dumps(result))
@@ -163,7 +181,7 @@ def _cmd_bench(args) -> int:
         t.add_column("figure")
         t.add_column("value", justify="right")
         for k in ("wall_seconds", "events", "delivered_packets", "packets_per_wall_second",
-                  "events_per_wall_second", "sim_seconds_per_wall_second"):
+                  "events_per_wall_second", "sim_seconds_per_wall_second", "peak_rss_mib"):
             t.add_row(k, f"{result[k]:,.3f}" if isinstance(result[k], float) else f"{result[k]:,}")
         out.print(t)
     return 0
@@ -201,7 +219,7 @@ def parser() -> argparse.ArgumentParser:
     many_runs("sweep", "run a sweep file (a base scenario x a grid x seeds) on all cores",
               ("file", "FILE", {}), "use the sweep's quick_runs seeds", "sweep name", _cmd_sweep)
 
-    b = sub.add_parser("bench", help="time the engine on the benchmark dumbbell (one core)")
+    b = sub.add_parser("bench", help="time the engine on one scenario (default: the benchmark dumbbell; one core)")
     b.add_argument("--scenario", metavar="FILE")
     b.add_argument("--cc", metavar="NAME", help="run every flow with this congestion controller (or 'utp')")
     b.add_argument("--repeat", type=int, default=5)

@@ -13,6 +13,11 @@ A sweep file (``*.sweep.toml``)::
 Every combination of the grid values is a point; every point runs with seeds
 1..runs. Runs go to a thread pool as wide as the machine (the engine releases
 the GIL), with a progress bar.
+
+Fields that vary together are joined with ``+`` in one key, each value a list
+with one entry per field (``"peers.0.upload_limit+peers.1.upload_limit" =
+[["50 kB/s", "20 kB/s"], ...]``). A ``[quick]`` table of dotted fields is
+applied to every run of ``--quick`` (a smaller swarm, a shorter file).
 """
 
 from __future__ import annotations
@@ -77,6 +82,16 @@ def set_dotted(doc: dict[str, Any], dotted: str, value: Any) -> None:
         node[leaf] = copy.deepcopy(value)
 
 
+def _apply(doc: dict[str, Any], key: str, value: Any) -> None:
+    """Sets one grid key: a dotted field, or several joined with ``+``."""
+    fields = key.split("+")
+    if len(fields) == 1:
+        set_dotted(doc, key, value)
+    else:
+        for f, v in zip(fields, value, strict=True):
+            set_dotted(doc, f, v)
+
+
 def label(value: Any) -> str:
     """A short text for a grid value: tables as ``k=v, ...``, arrays joined by ``; ``."""
     if isinstance(value, dict):
@@ -92,14 +107,15 @@ class Sweep:
     grid: dict[str, list[Any]]
     runs: int
     quick_runs: int
+    quick: dict[str, Any] | None = None
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str]) -> "Sweep":
         p = Path(path)
         doc = load_toml(p)
-        unknown = set(doc) - {"base", "runs", "quick_runs", "grid"}
+        unknown = set(doc) - {"base", "runs", "quick_runs", "grid", "quick"}
         if unknown:
-            raise _err(p, sorted(unknown)[0], "unknown field; allowed: base, runs, quick_runs, grid")
+            raise _err(p, sorted(unknown)[0], "unknown field; allowed: base, runs, quick_runs, grid, quick")
         if "base" not in doc:
             raise _err(p, "base", "missing: the scenario file the sweep varies")
         runs = doc.get("runs", 1)
@@ -109,18 +125,25 @@ class Sweep:
         for k, v in grid.items():
             if not isinstance(v, list) or not v:
                 raise _err(p, f"grid.{k}", "must be a non-empty list of values")
+            fields = k.split("+")
+            if len(fields) > 1 and not all(isinstance(x, list) and len(x) == len(fields) for x in v):
+                raise _err(p, f"grid.{k}", f"joins {len(fields)} fields: every value must be a list of {len(fields)}")
         base = load_toml(p.parent / doc["base"])
         for k in grid:
             try:
-                set_dotted(copy.deepcopy(base), k, grid[k][0])
-            except (KeyError, IndexError, ValueError):
+                _apply(copy.deepcopy(base), k, grid[k][0])
+            except (KeyError, IndexError, ValueError, TypeError):
                 raise _err(p, f"grid.{k}", "does not name a field of the base scenario") from None
-        return cls(
-            base=base,
-            grid=grid,
-            runs=runs,
-            quick_runs=doc.get("quick_runs", runs),
-        )
+        quick = doc.get("quick")
+        if quick is not None:
+            if not isinstance(quick, dict):
+                raise _err(p, "quick", "must be a table of dotted fields and values")
+            for k, v in quick.items():
+                try:
+                    set_dotted(copy.deepcopy(base), k, v)
+                except (KeyError, IndexError, ValueError, TypeError):
+                    raise _err(p, f"quick.{k}", "does not name a field of the base scenario") from None
+        return cls(base=base, grid=grid, runs=runs, quick_runs=doc.get("quick_runs", runs), quick=quick)
 
     def jobs(self, quick: bool = False) -> list[Job]:
         runs = self.quick_runs if quick else self.runs
@@ -128,8 +151,11 @@ class Sweep:
         out = []
         for values in itertools.product(*(self.grid[k] for k in keys)):
             doc = copy.deepcopy(self.base)
+            if quick:
+                for k, v in (self.quick or {}).items():
+                    set_dotted(doc, k, v)
             for k, v in zip(keys, values):
-                set_dotted(doc, k, v)
+                _apply(doc, k, v)
             for seed in range(1, runs + 1):
                 out.append(Job(doc, seed, tuple(zip(keys, values))))
         return out
@@ -167,10 +193,11 @@ def summary_with_params(job: Job, res: RunResult) -> pd.DataFrame:
 
 
 def tables_with_params(job: Job, res: RunResult) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """A run's summary and flows tables, each with the grid parameters (as text)
-    and the seed."""
+    """A run's summary and its per-flow (dumbbell) or per-peer (swarm) table,
+    each with the grid parameters (as text) and the seed."""
     extra = {k: label(v) for k, v in job.params}
-    return res.summary.assign(**extra), res.flows.assign(seed=job.seed, **extra)
+    second = res.peers if res.kind == "swarm" else res.flows
+    return res.summary.assign(**extra), second.assign(seed=job.seed, **extra)
 
 
 class _NoBar:

@@ -45,6 +45,24 @@ impl Bitfield {
         self.words[(i / 64) as usize] & (1 << (i % 64)) != 0
     }
 
+    /// The bits, 64 pieces per word (piece `i` is bit `i % 64` of word `i / 64`).
+    #[inline]
+    pub fn words(&self) -> &[u64] {
+        &self.words
+    }
+
+    /// Clears piece `i`; returns true if it was set.
+    pub fn unset(&mut self, i: u32) -> bool {
+        let w = &mut self.words[(i / 64) as usize];
+        let bit = 1 << (i % 64);
+        if *w & bit == 0 {
+            return false;
+        }
+        *w &= !bit;
+        self.count -= 1;
+        true
+    }
+
     /// Sets piece `i`; returns true if it was not set before.
     pub fn set(&mut self, i: u32) -> bool {
         assert!(i < self.len, "piece {i} out of range ({} pieces)", self.len);

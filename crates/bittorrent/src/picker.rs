@@ -54,6 +54,12 @@ pub struct PiecePicker {
     have: Bitfield,
     availability: Vec<u32>,
     random_order: Vec<u32>,
+    /// Pieces we lack with blocks never requested (`has_free_blocks`).
+    free: Bitfield,
+    /// Pieces started (some blocks requested, some free); may hold stale
+    /// entries, which `pick` drops.
+    started: Vec<u32>,
+    in_started: Vec<bool>,
     /// Free blocks of missing pieces; end game begins when it reaches 0.
     free_blocks: u64,
     end_game: bool,
@@ -83,6 +89,9 @@ impl PiecePicker {
             have: Bitfield::new(n),
             availability: vec![0; n as usize],
             random_order,
+            free: Bitfield::full(n),
+            started: Vec::new(),
+            in_started: vec![false; n as usize],
             free_blocks: total as u64,
             end_game: false,
             rng,
@@ -98,6 +107,7 @@ impl PiecePicker {
             p.block[a..b].fill(BlockState::Received);
             p.requested[i as usize] = (b - a) as u32;
             p.received[i as usize] = (b - a) as u32;
+            p.free.unset(i);
         }
         p.free_blocks = 0;
         p
@@ -165,47 +175,94 @@ impl PiecePicker {
         self.have.lacks_any_of(peer)
     }
 
+    /// Keeps `free` and `started` in step with piece `i`'s counts.
+    #[inline]
+    fn refresh(&mut self, i: u32) {
+        if self.has_free_blocks(i) {
+            self.free.set(i);
+            if self.requested[i as usize] > 0 && !self.in_started[i as usize] {
+                self.in_started[i as usize] = true;
+                self.started.push(i);
+            }
+        } else {
+            self.free.unset(i);
+        }
+    }
+
     /// The piece to request blocks from next, among those `peer` has.
     pub fn pick(&mut self, peer: &Bitfield) -> Option<u32> {
-        let n = self.have.len();
         // Strict priority: started pieces first, the rarest of them.
-        if let Some(p) = self.rarest(peer, |s, i| s.started(i)) {
-            return Some(p);
+        let mut started = std::mem::take(&mut self.started);
+        started.retain(|&i| {
+            let keep = self.started(i);
+            self.in_started[i as usize] = keep;
+            keep
+        });
+        let pick = self.rarest(started.iter().copied().filter(|&i| peer.has(i)));
+        self.started = started;
+        if pick.is_some() {
+            return pick;
         }
         if self.have.count() < RAREST_FIRST_CUTOFF {
             return self.random_order.iter().copied().find(|&i| peer.has(i) && self.has_free_blocks(i));
         }
-        debug_assert!(n == peer.len());
-        self.rarest(peer, |s, i| s.has_free_blocks(i) && s.availability[i as usize] > 0)
+        // Rarest first over the pieces the peer has and we still need.
+        self.rarest_first(peer)
     }
 
-    /// Among pieces `peer` has that pass `keep`, one with the fewest copies,
-    /// ties broken uniformly at random. Two passes, no allocation.
-    fn rarest(&mut self, peer: &Bitfield, keep: impl Fn(&Self, u32) -> bool) -> Option<u32> {
+    /// A piece the peer has, we need and somebody has, with the fewest
+    /// copies; ties at random. Word-wise over the bitfields.
+    fn rarest_first(&mut self, peer: &Bitfield) -> Option<u32> {
+        let (pw, fw) = (peer.words(), self.free.words());
+        let avail = &self.availability;
+        let iter = || {
+            pw.iter().zip(fw).enumerate().flat_map(|(w, (&p, &f))| {
+                let mut bits = p & f;
+                std::iter::from_fn(move || {
+                    (bits != 0).then(|| {
+                        let b = bits.trailing_zeros();
+                        bits &= bits - 1;
+                        w as u32 * 64 + b
+                    })
+                })
+            })
+        };
         let (mut min, mut ties) = (u32::MAX, 0u64);
-        for i in 0..self.have.len() {
-            if peer.has(i) && keep(self, i) {
-                let a = self.availability[i as usize];
-                if a < min {
-                    (min, ties) = (a, 1);
-                } else if a == min {
-                    ties += 1;
-                }
+        for i in iter() {
+            let a = avail[i as usize];
+            if a == 0 {
+                continue;
+            }
+            if a < min {
+                (min, ties) = (a, 1);
+            } else if a == min {
+                ties += 1;
             }
         }
         if ties == 0 {
             return None;
         }
-        let mut k = if ties == 1 { 0 } else { self.rng.range_inclusive(0, ties - 1) };
-        for i in 0..self.have.len() {
-            if peer.has(i) && keep(self, i) && self.availability[i as usize] == min {
-                if k == 0 {
-                    return Some(i);
-                }
-                k -= 1;
+        let k = if ties == 1 { 0 } else { self.rng.range_inclusive(0, ties - 1) };
+        iter().filter(|&i| avail[i as usize] == min).nth(k as usize)
+    }
+
+    /// Among `candidates`, one with the fewest copies, ties broken uniformly
+    /// at random (two passes, no allocation).
+    fn rarest(&mut self, candidates: impl Iterator<Item = u32> + Clone) -> Option<u32> {
+        let (mut min, mut ties) = (u32::MAX, 0u64);
+        for i in candidates.clone() {
+            let a = self.availability[i as usize];
+            if a < min {
+                (min, ties) = (a, 1);
+            } else if a == min {
+                ties += 1;
             }
         }
-        unreachable!("the second pass sees the same candidates")
+        if ties == 0 {
+            return None;
+        }
+        let k = if ties == 1 { 0 } else { self.rng.range_inclusive(0, ties - 1) };
+        candidates.filter(|&i| self.availability[i as usize] == min).nth(k as usize)
     }
 
     /// Marks the first free block of `piece` requested and returns it.
@@ -220,6 +277,7 @@ impl PiecePicker {
         if self.free_blocks == 0 {
             self.end_game = true;
         }
+        self.refresh(piece);
         Some(b)
     }
 
@@ -232,6 +290,7 @@ impl PiecePicker {
         self.set_state(piece, block, BlockState::Free);
         self.requested[piece as usize] -= 1;
         self.free_blocks += 1;
+        self.refresh(piece);
     }
 
     /// The block is requested from someone and has not arrived (end-game candidates).
@@ -271,8 +330,10 @@ impl PiecePicker {
         }
         self.set_state(piece, block, BlockState::Received);
         self.received[piece as usize] += 1;
+        self.refresh(piece);
         if self.received[piece as usize] == self.blocks_in(piece) {
             self.have.set(piece);
+            self.free.unset(piece);
             Arrival::PieceComplete
         } else {
             Arrival::Block

@@ -14,7 +14,9 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
-use torrentlab_sim::{run_with_progress, ColumnData, RunOutput, Scenario, ScenarioError as CoreScenarioError, Table};
+use torrentlab_sim::{
+    run_swarm, run_with_progress, AnyScenario, ColumnData, Perf, ScenarioError as CoreScenarioError, Table,
+};
 
 create_exception!(_core, TorrentlabError, PyException, "Base class of every torrentlab error.");
 create_exception!(
@@ -34,11 +36,11 @@ fn scenario_err(py: Python<'_>, e: CoreScenarioError) -> PyErr {
     err
 }
 
-fn load(py: Python<'_>, source: &str, text: Option<&str>, format: &str) -> PyResult<Scenario> {
+fn load(py: Python<'_>, source: &str, text: Option<&str>, format: &str) -> PyResult<AnyScenario> {
     let r = match (format, text) {
-        ("file", _) => Scenario::from_file(Path::new(source)),
-        ("toml", Some(t)) => Scenario::from_toml_str(t, source),
-        ("json", Some(t)) => Scenario::from_json_str(t, source),
+        ("file", _) => AnyScenario::from_file(Path::new(source)),
+        ("toml", Some(t)) => AnyScenario::from_toml_str(t, source),
+        ("json", Some(t)) => AnyScenario::from_json_str(t, source),
         _ => return Err(pyo3::exceptions::PyValueError::new_err("format must be file, toml or json (with text)")),
     };
     r.map_err(|e| scenario_err(py, e))
@@ -48,15 +50,30 @@ fn load(py: Python<'_>, source: &str, text: Option<&str>, format: &str) -> PyRes
 #[pyfunction]
 #[pyo3(signature = (source, text=None, format="file"))]
 fn validate<'py>(py: Python<'py>, source: &str, text: Option<&str>, format: &str) -> PyResult<Bound<'py, PyDict>> {
-    let sc = load(py, source, text, format)?;
     let d = PyDict::new(py);
-    d.set_item("name", &sc.name)?;
-    d.set_item("description", &sc.description)?;
-    d.set_item("seed", sc.seed)?;
-    d.set_item("duration_s", sc.duration.as_secs_f64())?;
-    d.set_item("flows", sc.flows.len())?;
-    d.set_item("controllers", sc.flows.iter().map(|f| f.cc.name()).collect::<Vec<_>>())?;
-    d.set_item("bottleneck_bps", sc.network.bottleneck.capacity_bps)?;
+    match load(py, source, text, format)? {
+        AnyScenario::Dumbbell(sc) => {
+            d.set_item("kind", "dumbbell")?;
+            d.set_item("name", &sc.name)?;
+            d.set_item("description", &sc.description)?;
+            d.set_item("seed", sc.seed)?;
+            d.set_item("duration_s", sc.duration.as_secs_f64())?;
+            d.set_item("flows", sc.flows.len())?;
+            d.set_item("controllers", sc.flows.iter().map(|f| f.cc.name()).collect::<Vec<_>>())?;
+            d.set_item("bottleneck_bps", sc.network.bottleneck.capacity_bps)?;
+        }
+        AnyScenario::Swarm(sc) => {
+            d.set_item("kind", "swarm")?;
+            d.set_item("name", &sc.name)?;
+            d.set_item("description", &sc.description)?;
+            d.set_item("seed", sc.seed)?;
+            d.set_item("duration_s", sc.duration.as_secs_f64())?;
+            d.set_item("peers", sc.peer_count())?;
+            d.set_item("leechers", sc.leecher_count())?;
+            d.set_item("file_bytes", sc.torrent.length)?;
+            d.set_item("pieces", sc.torrent.pieces())?;
+        }
+    }
     Ok(d)
 }
 
@@ -79,16 +96,25 @@ fn table_to_py<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyList>> 
     Ok(cols)
 }
 
-fn output_to_py<'py>(py: Python<'py>, out: &RunOutput, wall: f64) -> PyResult<Bound<'py, PyDict>> {
+fn output_to_py<'py>(
+    py: Python<'py>,
+    kind: &str,
+    tables: &[(&'static str, Table)],
+    p: Perf,
+    wall: f64,
+) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
-    d.set_item("flows", table_to_py(py, &out.flows)?)?;
-    d.set_item("timeseries", table_to_py(py, &out.timeseries)?)?;
-    d.set_item("queue", table_to_py(py, &out.queue)?)?;
-    d.set_item("summary", table_to_py(py, &out.summary)?)?;
+    d.set_item("kind", kind)?;
+    let names = PyList::empty(py);
+    for (name, t) in tables {
+        d.set_item(*name, table_to_py(py, t)?)?;
+        names.append(*name)?;
+    }
+    d.set_item("tables", names)?;
     let perf = PyDict::new(py);
-    perf.set_item("events", out.perf.events)?;
-    perf.set_item("data_packets_delivered", out.perf.data_packets_delivered)?;
-    perf.set_item("sim_seconds", out.perf.sim_seconds)?;
+    perf.set_item("events", p.events)?;
+    perf.set_item("data_packets_delivered", p.data_packets_delivered)?;
+    perf.set_item("sim_seconds", p.sim_seconds)?;
     perf.set_item("wall_seconds", wall)?;
     d.set_item("perf", perf)?;
     Ok(d)
@@ -108,7 +134,7 @@ fn run<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let mut sc = load(py, source, text, format)?;
     if let Some(s) = seed {
-        sc.seed = s;
+        sc.set_seed(s);
     }
     let result = py.allow_threads(|| {
         catch_unwind(AssertUnwindSafe(|| {
@@ -121,19 +147,29 @@ fn run<'py>(
                     });
                 }
             };
-            let out = run_with_progress(&sc, &mut cb);
-            (out, t0.elapsed().as_secs_f64())
+            let (kind, tables, perf) = match &sc {
+                AnyScenario::Dumbbell(sc) => {
+                    let o = run_with_progress(sc, &mut cb);
+                    let perf = o.perf;
+                    ("dumbbell", o.into_tables(), perf)
+                }
+                AnyScenario::Swarm(sc) => {
+                    let o = run_swarm(sc, &mut cb);
+                    ("swarm", o.tables, o.perf)
+                }
+            };
+            (kind, tables, perf, t0.elapsed().as_secs_f64())
         }))
     });
     match result {
-        Ok((out, wall)) => output_to_py(py, &out, wall),
+        Ok((kind, tables, perf, wall)) => output_to_py(py, kind, &tables, perf, wall),
         Err(panic) => {
             let msg = panic
                 .downcast_ref::<String>()
                 .cloned()
                 .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_else(|| "unknown panic".into());
-            Err(SimulationError::new_err(format!("internal error while running {}: {msg}", sc.name)))
+            Err(SimulationError::new_err(format!("internal error while running {}: {msg}", sc.name())))
         }
     }
 }

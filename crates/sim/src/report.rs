@@ -21,6 +21,13 @@ pub struct RunOutput {
     pub perf: crate::world::Perf,
 }
 
+impl RunOutput {
+    /// The tables by name, in the order they are written.
+    pub fn into_tables(self) -> Vec<(&'static str, Table)> {
+        vec![("summary", self.summary), ("flows", self.flows), ("timeseries", self.timeseries), ("queue", self.queue)]
+    }
+}
+
 fn nan_or(v: Option<f64>) -> f64 {
     v.unwrap_or(f64::NAN)
 }

@@ -1,6 +1,7 @@
 """The published experiments torrentlab reproduces, one module each.
 
-Each module has ``reproduce(out_dir, quick=False, workers=None) -> Report``.
+Each module has ``reproduce(out_dir, quick=False, workers=None) -> Report`` and
+``render(report, title)`` (a rich table of its summary).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from importlib.resources import files
 from pathlib import Path
 
 EXPERIMENTS = {
+    "rao2010": "torrentlab.experiments.rao2010",
     "rossi2010": "torrentlab.experiments.rossi2010",
 }
 

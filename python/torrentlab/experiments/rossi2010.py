@@ -93,6 +93,24 @@ def figures(results: dict, sweep: pd.DataFrame, out: Path) -> list[Path]:
     return paths
 
 
+def render(report: Report, title: str):
+    """The summary as a rich table: F, efficiency and loss per run type."""
+    from rich.table import Table
+
+    t = Table(title=title)
+    for c in ("run", "setting", "runs", "F", "efficiency", "loss rate"):
+        t.add_column(c, justify="left" if c in ("run", "setting") else "right")
+
+    def cell(row, m):
+        sd = row.get(f"{m}_sd")
+        return f"{row[m]:.3f}" + (f" ± {sd:.3f}" if sd is not None and sd == sd else "")
+
+    for _, row in report.table.iterrows():
+        t.add_row(row["run"], row["setting"], str(row["runs"]), cell(row, "jain_index"),
+                  cell(row, "efficiency"), f"{row['loss_rate']:.2e}")
+    return t
+
+
 def reproduce(out_dir: str | os.PathLike[str], quick: bool = False, workers: int | None = None,
               show_progress: bool = True) -> Report:
     """Runs E4 (a)-(d), writes Parquet tables and figures into `out_dir`
