@@ -382,4 +382,40 @@ mod tests {
         assert_eq!(d.iter().filter(|x| matches!(x, Decision::Unchoke(_))).count(), 4);
         assert_eq!(c.unchokes_since_last, 4);
     }
+
+    proptest::proptest! {
+        #[test]
+        fn no_rechoke_unchokes_more_interested_peers_than_the_slot_table_allows(
+            rate_kb in 0.0f64..300.0,
+            peers in proptest::collection::vec((proptest::bool::ANY, proptest::bool::ANY, 0.0f64..1e5), 1..40),
+            rounds in 1usize..10,
+            seeding in proptest::bool::ANY,
+        ) {
+            let slots = upload_slots(rate_kb);
+            let mut c = MainlineChoker::new(slots);
+            let mut rng = EntityRng::new(5, EntityId(1));
+            let mut views: Vec<PeerView> = peers
+                .iter()
+                .enumerate()
+                .map(|(i, &(interested, snubbed, rate))| PeerView { snubbed, ..peer(i as u32, interested, rate, true) })
+                .collect();
+            for v in &views {
+                c.add_peer(v.id, &mut rng);
+            }
+            for r in 0..rounds {
+                let d = if r % 2 == 0 { c.rechoke(&views, seeding) } else { c.rechoke_event(&views, seeding) };
+                for x in d {
+                    match x {
+                        Decision::Choke(id) => views[id as usize].choked = true,
+                        Decision::Unchoke(id) => views[id as usize].choked = false,
+                    }
+                }
+                let interested_unchoked = views.iter().filter(|v| !v.choked && v.interested).count();
+                proptest::prop_assert!(interested_unchoked <= slots as usize, "{} > {} slots", interested_unchoked, slots);
+                if seeding {
+                    proptest::prop_assert!(views.iter().filter(|v| !v.choked).count() <= slots as usize);
+                }
+            }
+        }
+    }
 }

@@ -468,4 +468,30 @@ mod tests {
         assert_eq!(p.block_received(1, 0), Arrival::PieceComplete);
         assert!(p.have().has(1));
     }
+
+    proptest::proptest! {
+        #[test]
+        fn the_free_set_and_started_list_always_match_the_block_states(
+            ops in proptest::collection::vec((0u8..4, 0u32..6, 0u32..2), 1..200)
+        ) {
+            let mut p = picker(6);
+            let all = Bitfield::full(6);
+            p.peer_bitfield(&all, true);
+            for (op, piece, block) in ops {
+                match op {
+                    0 => { p.next_block(piece); }
+                    1 => p.block_unrequested(piece, block),
+                    2 => { p.block_received(piece, block); }
+                    _ => { p.pick(&all); }
+                }
+                for i in 0..6 {
+                    proptest::prop_assert_eq!(p.free.has(i), p.has_free_blocks(i));
+                    if p.started(i) {
+                        proptest::prop_assert!(p.started.contains(&i), "started piece {} is listed", i);
+                    }
+                    proptest::prop_assert_eq!(p.have().has(i), p.received_in(i) == p.blocks_in(i));
+                }
+            }
+        }
+    }
 }

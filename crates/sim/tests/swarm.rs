@@ -1,0 +1,221 @@
+//! Swarms end to end: a 1 seed + 20 leechers flash crowd, determinism, and
+//! invariants over random small swarms (packets and bytes conserved, no
+//! leecher complete without every piece, uploads account for downloads, time
+//! never goes backwards).
+
+use proptest::prelude::*;
+use torrentlab_sim::swarm::run_swarm_checked;
+use torrentlab_sim::{AnyScenario, SwarmOutput, SwarmScenario};
+
+fn swarm(toml: &str) -> SwarmScenario {
+    match AnyScenario::from_toml_str(toml, "test.toml") {
+        Ok(AnyScenario::Swarm(s)) => s,
+        Ok(_) => panic!("not a swarm"),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+fn flash_crowd(leechers: u32, size: &str, rtt_ms: u64, extra: &str) -> SwarmScenario {
+    swarm(&format!(
+        r#"
+        [run]
+        seed = 3
+        duration = "3 h"
+        [torrent]
+        size = "{size}"
+        piece_size = "256 KiB"
+        [network]
+        rtt = "{rtt_ms} ms"
+        {extra}
+        [[peers]]
+        role = "seed"
+        upload_limit = "20 kB/s"
+        [[peers]]
+        role = "leecher"
+        count = {leechers}
+        upload_limit = "20 kB/s"
+        "#
+    ))
+}
+
+fn leechers(out: &SwarmOutput) -> Vec<usize> {
+    let roles = match out.table("peers").column("role") {
+        Some(torrentlab_sim::ColumnData::Str(v)) => v.clone(),
+        _ => panic!("no role column"),
+    };
+    (0..roles.len()).filter(|&i| roles[i] == "leecher").collect()
+}
+
+#[test]
+fn a_seed_and_twenty_leechers_all_finish_with_every_piece_and_the_tracker_hears_it_after_the_one_way_delay() {
+    let sc = flash_crowd(20, "3 MB", 100, "");
+    let (out, _) = run_swarm_checked(&sc);
+    let peers = out.table("peers");
+    let pieces = sc.torrent.pieces() as i64;
+    let local = peers.f64_column("completed_s");
+    let tracker = peers.f64_column("tracker_completed_s");
+    let down = peers.i64_column("bytes_down");
+    for i in leechers(&out) {
+        assert_eq!(peers.i64_column("pieces")[i], pieces, "leecher {i} has every piece");
+        assert_eq!(down[i] as u64, sc.torrent.length, "leecher {i} downloaded the file once (wasted bytes apart)");
+        assert!((tracker[i] - local[i] - 0.05).abs() < 1e-9, "the announce takes the 50 ms one-way delay");
+    }
+    let s = out.table("summary");
+    assert_eq!(s.i64_column("completed")[0], 20);
+    assert_eq!(out.table("haves").rows(), 20 * pieces as usize, "one verified piece per leecher per piece");
+    let (mean, min, max) = (
+        s.f64_column("mean_download_time_s")[0],
+        s.f64_column("min_download_time_s")[0],
+        s.f64_column("max_download_time_s")[0],
+    );
+    assert!(min <= mean && mean <= max);
+    // 3 MB at 20 kB/s from one seed needs at least 150 s before any leecher
+    // can hold every piece; 21 uploaders cannot beat 60 MB / 420 kB/s.
+    assert!(min > 150.0, "{min}");
+    assert!(mean > 60e6 / (21.0 * 20_480.0), "{mean}");
+    assert!(s.f64_column("end_s")[0] >= max, "the run ends when the last leecher is done");
+}
+
+#[test]
+fn the_same_seed_gives_the_same_swarm_and_another_seed_another() {
+    let sc = flash_crowd(8, "1 MB", 40, "");
+    let a = torrentlab_sim::run_swarm(&sc, &mut |_| {});
+    let b = torrentlab_sim::run_swarm(&sc, &mut |_| {});
+    // Debug text compares NaN (no value) cells as equal, unlike `==`.
+    assert!(format!("{:?}", a.tables) == format!("{:?}", b.tables), "same scenario and seed, same tables");
+    assert_eq!(a.perf.events, b.perf.events);
+    let mut other = sc.clone();
+    other.seed = 4;
+    let c = torrentlab_sim::run_swarm(&other, &mut |_| {});
+    assert!(a.table("haves") != c.table("haves"), "another seed, another swarm");
+}
+
+#[test]
+fn every_connection_accounts_for_the_piece_bytes_its_peers_uploaded() {
+    let sc = flash_crowd(10, "2 MB", 200, "ingress_loss = 0.02");
+    let (out, _) = run_swarm_checked(&sc);
+    let up: i64 = out.table("peers").i64_column("bytes_up").iter().sum();
+    let c = out.table("connections");
+    let framed: i64 = c.i64_column("piece_bytes_forward").iter().sum::<i64>()
+        + c.i64_column("piece_bytes_reverse").iter().sum::<i64>();
+    assert_eq!(up, framed);
+    let down: i64 = out.table("peers").i64_column("bytes_down").iter().sum();
+    let wasted: i64 = out.table("peers").i64_column("bytes_wasted").iter().sum();
+    assert!(down + wasted <= up, "nothing arrives that was not sent");
+    assert!(c.i64_column("retransmitted_packets").iter().sum::<i64>() > 0, "2 % loss makes TCP retransmit");
+}
+
+#[test]
+fn tso_lets_segments_exceed_the_mss_and_without_it_none_do() {
+    for tso in [false, true] {
+        // Unlimited uploads write whole piece messages: data piles up in the socket.
+        let sc = swarm(&format!(
+            "[run]\nduration = \"1 h\"\n[torrent]\nsize = \"1 MB\"\n[network]\nrtt = \"100 ms\"\n[tcp]\ntso = {tso}\n\
+             [[peers]]\nrole = \"seed\"\nupload_limit = \"unlimited\"\n\
+             [[peers]]\nrole = \"leecher\"\ncount = 4\nupload_limit = \"unlimited\"\n"
+        ));
+        let out = torrentlab_sim::run_swarm(&sc, &mut |_| {});
+        let p = out.table("payload_lengths");
+        let longest = *p.i64_column("payload_bytes").iter().max().unwrap();
+        if tso {
+            assert!(longest > 1448, "TSO: {longest}");
+        } else {
+            assert!(longest <= 1448, "no TSO: {longest}");
+        }
+    }
+}
+
+#[test]
+fn leechers_that_leave_on_completion_still_count_and_the_rest_still_finish() {
+    let sc = swarm(
+        r#"
+        [run]
+        duration = "3 h"
+        [torrent]
+        size = "1 MB"
+        [network]
+        rtt = "20 ms"
+        [[peers]]
+        role = "seed"
+        [[peers]]
+        role = "leecher"
+        count = 6
+        departure = "leave"
+        join = { poisson = "20 s" }
+        "#,
+    );
+    let (out, _) = run_swarm_checked(&sc);
+    let peers = out.table("peers");
+    let left = peers.f64_column("left_s");
+    let done = peers.f64_column("completed_s");
+    let join = peers.f64_column("join_s");
+    for i in leechers(&out) {
+        assert!(left[i] >= done[i], "a leecher leaves only once complete");
+    }
+    assert!(join.windows(2).skip(1).all(|w| w[0] <= w[1]), "Poisson arrivals in order");
+    assert!(join[6] > join[1], "arrivals are spread out");
+    assert_eq!(out.table("summary").i64_column("completed")[0], 6);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_small_swarms_conserve_packets_and_complete_only_with_every_piece(
+        seed in 1u64..1000,
+        leechers in 1u32..7,
+        pieces in 1u32..6,
+        rtt in 0u64..300,
+        loss in prop_oneof![Just(0.0), 0.0..0.08],
+        limit in prop_oneof![Just("unlimited".to_string()), (5u32..100).prop_map(|k| format!("{k} kB/s"))],
+        pipeline in prop_oneof![Just("\"mainline\"".to_string()), (1u32..8).prop_map(|n| n.to_string())],
+        tso in any::<bool>(),
+        up in prop_oneof![Just("unlimited".to_string()), (1u32..20).prop_map(|m| format!("{m} Mbit/s"))],
+    ) {
+        let sc = swarm(&format!(
+            r#"
+            [run]
+            seed = {seed}
+            duration = "2 h"
+            [torrent]
+            size = "{size} B"
+            piece_size = "32 KiB"
+            [network]
+            rtt = "{rtt} ms"
+            ingress_loss = {loss}
+            [network.access]
+            up = "{up}"
+            buffer = "30 packets"
+            [tcp]
+            tso = {tso}
+            [[peers]]
+            role = "seed"
+            upload_limit = "{limit}"
+            [[peers]]
+            role = "leecher"
+            count = {leechers}
+            upload_limit = "{limit}"
+            pipeline = {pipeline}
+            "#,
+            size = pieces as u64 * 32768 - 1000,
+        ));
+        // Conservation is asserted inside run_swarm_checked.
+        let (out, _) = run_swarm_checked(&sc);
+        let peers = out.table("peers");
+        let had = peers.i64_column("pieces");
+        let done = peers.f64_column("completed_s");
+        let haves = out.table("haves");
+        for i in 1..had.len() {
+            prop_assert_eq!(done[i].is_finite(), had[i] == pieces as i64, "complete exactly with every piece");
+            let from_haves = haves.i64_column("peer").iter().filter(|&&p| p == i as i64).count();
+            prop_assert_eq!(from_haves as i64, had[i], "one HAVE broadcast per verified piece");
+        }
+        let t = haves.f64_column("time_s");
+        prop_assert!(t.windows(2).all(|w| w[0] <= w[1]), "time never goes backwards");
+        let up: i64 = peers.i64_column("bytes_up").iter().sum();
+        let down: i64 = peers.i64_column("bytes_down").iter().sum();
+        let wasted: i64 = peers.i64_column("bytes_wasted").iter().sum();
+        prop_assert!(down + wasted <= up);
+        prop_assert_eq!(had[0], pieces as i64, "the seed keeps every piece");
+    }
+}
