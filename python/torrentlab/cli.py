@@ -40,7 +40,9 @@ def _cmd_validate(args) -> int:
                     f"{info['file_bytes'] / 1e6:g} MB in {info['pieces']} pieces")
         else:
             what = f"{info['flows']} flows ({', '.join(sorted(set(info['controllers'])))})"
-        out.print(f"[green]ok[/]: {f}: {info['name']}, {what}, {info['duration_s']:g} s")
+        # One line per file, however long (stdout is often a pipe: 120 columns).
+        out.print(f"[green]ok[/]: {escape(f)}: {escape(info['name'])}, {what}, {info['duration_s']:g} s",
+                  soft_wrap=True)
     return 0
 
 

@@ -14,6 +14,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 
+# The process umask (read once: os.umask can only be read by setting it).
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+
+
 @contextmanager
 def atomic_dir(out_dir: str | os.PathLike[str]) -> Iterator[Path]:
     """Yields an empty temporary directory beside `out_dir`. When the block
@@ -22,6 +27,8 @@ def atomic_dir(out_dir: str | os.PathLike[str]) -> Iterator[Path]:
     out = Path(out_dir)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    # mkdtemp makes it 0700; the result should have a plain mkdir's mode.
+    os.chmod(tmp, 0o777 & ~_UMASK)
     try:
         yield tmp
         if out.exists():

@@ -119,9 +119,13 @@ class Sweep:
         if "base" not in doc:
             raise _err(p, "base", "missing: the scenario file the sweep varies")
         runs = doc.get("runs", 1)
-        if not isinstance(runs, int) or runs < 1:
-            raise _err(p, "runs", "must be a whole number >= 1")
+        quick_runs = doc.get("quick_runs", runs)
+        for key, n in (("runs", runs), ("quick_runs", quick_runs)):
+            if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+                raise _err(p, key, "must be a whole number >= 1")
         grid = doc.get("grid", {})
+        if not isinstance(grid, dict):
+            raise _err(p, "grid", "must be a table of dotted fields and their lists of values")
         for k, v in grid.items():
             if not isinstance(v, list) or not v:
                 raise _err(p, f"grid.{k}", "must be a non-empty list of values")
@@ -143,7 +147,7 @@ class Sweep:
                     set_dotted(copy.deepcopy(base), k, v)
                 except (KeyError, IndexError, ValueError, TypeError):
                     raise _err(p, f"quick.{k}", "does not name a field of the base scenario") from None
-        return cls(base=base, grid=grid, runs=runs, quick_runs=doc.get("quick_runs", runs), quick=quick)
+        return cls(base=base, grid=grid, runs=runs, quick_runs=quick_runs, quick=quick)
 
     def jobs(self, quick: bool = False) -> list[Job]:
         runs = self.quick_runs if quick else self.runs

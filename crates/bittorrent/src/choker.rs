@@ -106,8 +106,18 @@ impl MainlineChoker {
         &self.ring
     }
 
-    fn view(peers: &[PeerView], id: u32) -> Option<&PeerView> {
-        peers.iter().find(|p| p.id == id)
+    /// Position of each peer id in `peers` (ids are small: connection slots).
+    fn index(peers: &[PeerView]) -> Vec<u32> {
+        let len = peers.iter().map(|p| p.id as usize + 1).max().unwrap_or(0);
+        let mut at = vec![u32::MAX; len];
+        for (i, p) in peers.iter().enumerate() {
+            at[p.id as usize] = i as u32;
+        }
+        at
+    }
+
+    fn view<'a>(peers: &'a [PeerView], at: &[u32], id: u32) -> Option<&'a PeerView> {
+        at.get(id as usize).filter(|&&i| i != u32::MAX).map(|&i| &peers[i as usize])
     }
 
     fn set_round(&mut self, id: u32) {
@@ -123,6 +133,7 @@ impl MainlineChoker {
     }
 
     fn leecher(&mut self, peers: &[PeerView]) -> Vec<Decision> {
+        let at = Self::index(peers);
         let mut preferred: Vec<&PeerView> = peers.iter().filter(|p| p.interested && !p.snubbed).collect();
         preferred.sort_by(|a, b| b.download_rate.total_cmp(&a.download_rate).then(a.id.cmp(&b.id)));
         let prefcount = preferred.len().min(self.slots.saturating_sub(1) as usize);
@@ -130,7 +141,7 @@ impl MainlineChoker {
         let mut count = 1.max(self.min_uploads as i64 - prefcount as i64);
         let mut out = Vec::new();
         for &id in &self.ring {
-            let Some(p) = Self::view(peers, id) else { continue };
+            let Some(p) = Self::view(peers, &at, id) else { continue };
             let unchoke = if mask.contains(&id) {
                 true
             } else if count > 0 {
@@ -151,6 +162,7 @@ impl MainlineChoker {
     }
 
     fn seed(&mut self, peers: &[PeerView], force: bool) -> Vec<Decision> {
+        let at = Self::index(peers);
         // Mainline: i = (slots + 2) // 3; forced new unchokes only on the timer,
         // less those events made since the last one.
         let num_force = if force {
@@ -183,7 +195,7 @@ impl MainlineChoker {
         let mut out = Vec::new();
         let mut last_unchoked = None;
         for (k, &id) in self.ring.clone().iter().enumerate() {
-            let Some(p) = Self::view(peers, id) else { continue };
+            let Some(p) = Self::view(peers, &at, id) else { continue };
             if kept.contains(&id) {
                 continue;
             }
@@ -226,11 +238,12 @@ impl Choker for MainlineChoker {
 
     fn rechoke(&mut self, peers: &[PeerView], seeding: bool) -> Vec<Decision> {
         self.count += 1;
+        let at = Self::index(peers);
         if !seeding && self.count.is_multiple_of(3) {
             // The optimistic unchoke moves on: start the ring at the first
             // choked, interested peer.
             if let Some(k) =
-                self.ring.iter().position(|&id| Self::view(peers, id).is_some_and(|p| p.choked && p.interested))
+                self.ring.iter().position(|&id| Self::view(peers, &at, id).is_some_and(|p| p.choked && p.interested))
             {
                 self.ring.rotate_left(k);
             }

@@ -252,6 +252,8 @@ impl Client {
         if self.left {
             return;
         }
+        // Leaving first: closing connections then asks nothing of the others.
+        self.left = true;
         let slots: Vec<u32> = self.connections().map(|(s, _)| s).collect();
         for s in slots {
             let link = self.conn(s).link;
@@ -259,7 +261,6 @@ impl Client {
             self.drop_conn(now, s, io, false);
         }
         self.announce(now, AnnounceEvent::Stopped, io);
-        self.left = true;
         self.next_rechoke = None;
         self.next_keepalive = None;
     }

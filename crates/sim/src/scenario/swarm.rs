@@ -423,6 +423,13 @@ pub(super) fn validate(raw: RawSwarmScenario, file: &str) -> Result<SwarmScenari
         if tcp_raw.nagle.is_none() {
             tcp.nagle = true;
         }
+        let departure = p.departure.as_ref().map_or(Departure::Stay, |d| d.0);
+        if seed && departure == Departure::Leave {
+            return Err(cx.err(
+                at("departure"),
+                "a seed has every piece from the start, so \"leave\" would leave at once; use \"stay\" or a seeding time",
+            ));
+        }
         let cc = controllers::build(&cx, p.cc.unwrap_or(CcName::Cubic), &global_cc, &Controllers::default(), &at)?;
         classes.push(PeerClass {
             label: p.label.clone().unwrap_or_else(|| if seed { "seed".into() } else { "leecher".into() }),
@@ -430,7 +437,7 @@ pub(super) fn validate(raw: RawSwarmScenario, file: &str) -> Result<SwarmScenari
             count,
             group,
             join,
-            departure: p.departure.as_ref().map_or(Departure::Stay, |d| d.0),
+            departure,
             client,
             tcp,
             cc,

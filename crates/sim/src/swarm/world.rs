@@ -11,7 +11,10 @@ use torrentlab_bittorrent::client::{Client, Frame, Io, Note};
 use torrentlab_bittorrent::tracker::{AnnounceEvent, Tracker};
 use torrentlab_engine::{Duration, EntityId, EntityRng, EventQueue, Lanes, Time};
 use torrentlab_net::{HostConfig, HostId, Latency, Network, Transit};
-use torrentlab_transport::tcp::{Segment, TcpConnection, TcpState};
+use std::sync::Arc;
+
+use torrentlab_transport::cc::CcConfig;
+use torrentlab_transport::tcp::{Segment, TcpConfig, TcpConnection, TcpState};
 
 use super::conn::{Conn, NO_SLOT};
 use super::recorder::SwarmRecorder;
@@ -116,7 +119,7 @@ struct Wires<'a> {
     peer: u32,
     conns: &'a mut Vec<Conn>,
     lanes: &'a mut Lanes<InFlight>,
-    proto: &'a [(torrentlab_transport::tcp::TcpConfig, torrentlab_transport::cc::CcConfig)],
+    proto: &'a [(Arc<TcpConfig>, CcConfig)],
     class_of: &'a [usize],
     log_peer: bool,
     pending: &'a mut Pending,
@@ -201,7 +204,7 @@ pub(crate) struct SwarmWorld {
     pub conns: Vec<Conn>,
     pub peers: Vec<Peer>,
     class_of: Vec<usize>,
-    proto: Vec<(torrentlab_transport::tcp::TcpConfig, torrentlab_transport::cc::CcConfig)>,
+    proto: Vec<(Arc<TcpConfig>, CcConfig)>,
     pub tracker: Tracker,
     tracker_delay: Vec<Duration>,
     replies: Vec<Vec<u32>>,
@@ -298,7 +301,7 @@ impl SwarmWorld {
             leechers_left: peers.iter().filter(|p| !p.seed).count(),
             peers,
             class_of,
-            proto: sc.classes.iter().map(|c| (c.tcp.clone(), c.cc.clone())).collect(),
+            proto: sc.classes.iter().map(|c| (Arc::new(c.tcp.clone()), c.cc.clone())).collect(),
             tracker: Tracker::new(EntityRng::new(sc.seed, EntityId::new(RNG_TRACKER, 0))),
             tracker_delay,
             replies: Vec::new(),
@@ -354,7 +357,11 @@ impl SwarmWorld {
                     }
                 }
                 Ev::Join { peer } => {
-                    self.peers[peer as usize].joined = true;
+                    let p = &mut self.peers[peer as usize];
+                    p.joined = true;
+                    if let (true, Departure::SeedFor(d)) = (p.seed, p.departure) {
+                        self.q.schedule(now + d, Ev::Leave { peer }); // an initial seed seeds from its join
+                    }
                     self.with_client(now, peer, |c, io| c.start(now, io));
                 }
                 Ev::Leave { peer } => {

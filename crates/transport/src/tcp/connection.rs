@@ -8,6 +8,8 @@
 //! (Linux `tcp_syn_retries`); the SYN-ACK up to 5 (`tcp_synack_retries`). The
 //! handshake RTT seeds SRTT, as in Linux.
 
+use std::sync::Arc;
+
 use torrentlab_engine::{Duration, Time};
 
 use super::config::TcpConfig;
@@ -33,7 +35,7 @@ pub enum TcpState {
 
 /// One end of a TCP connection.
 pub struct TcpConnection {
-    cfg: TcpConfig,
+    cfg: Arc<TcpConfig>,
     state: TcpState,
     tx: TcpSender,
     rx: TcpReceiver,
@@ -54,7 +56,7 @@ pub struct TcpConnection {
 }
 
 impl TcpConnection {
-    fn new(cfg: TcpConfig, cc: Box<dyn CongestionControl>, state: TcpState) -> Self {
+    fn new(cfg: Arc<TcpConfig>, cc: Box<dyn CongestionControl>, state: TcpState) -> Self {
         TcpConnection {
             tx: TcpSender::new(cfg.clone(), cc),
             rx: TcpReceiver::new(cfg.clone()),
@@ -78,13 +80,14 @@ impl TcpConnection {
     }
 
     /// An active opener: sends a SYN at its first transmission opportunity.
-    pub fn connect(cfg: TcpConfig, cc: Box<dyn CongestionControl>) -> Self {
-        Self::new(cfg, cc, TcpState::SynSent)
+    /// `cfg` may be shared (`Arc<TcpConfig>`) by many connections.
+    pub fn connect(cfg: impl Into<Arc<TcpConfig>>, cc: Box<dyn CongestionControl>) -> Self {
+        Self::new(cfg.into(), cc, TcpState::SynSent)
     }
 
     /// A passive opener waiting for a SYN.
-    pub fn listen(cfg: TcpConfig, cc: Box<dyn CongestionControl>) -> Self {
-        Self::new(cfg, cc, TcpState::Listen)
+    pub fn listen(cfg: impl Into<Arc<TcpConfig>>, cc: Box<dyn CongestionControl>) -> Self {
+        Self::new(cfg.into(), cc, TcpState::Listen)
     }
 
     pub fn state(&self) -> TcpState {

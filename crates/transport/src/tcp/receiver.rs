@@ -2,6 +2,8 @@
 //! cumulative ACKs, SACK blocks (RFC 2018), RFC 7323 timestamp echo and
 //! RFC 5681 §4.2 delayed ACKs.
 
+use std::sync::Arc;
+
 use torrentlab_engine::Time;
 
 use super::config::TcpConfig;
@@ -21,7 +23,7 @@ pub struct ReceiverStats {
 
 /// The receiving half of a TCP connection.
 pub struct TcpReceiver {
-    cfg: TcpConfig,
+    cfg: Arc<TcpConfig>,
     /// Next in-order byte expected: everything below it has been delivered.
     rcv_nxt: u64,
     /// Out-of-order data above `rcv_nxt`: sorted, disjoint, non-adjacent ranges,
@@ -43,7 +45,8 @@ pub struct TcpReceiver {
 }
 
 impl TcpReceiver {
-    pub fn new(cfg: TcpConfig) -> Self {
+    pub fn new(cfg: impl Into<Arc<TcpConfig>>) -> Self {
+        let cfg: Arc<TcpConfig> = cfg.into();
         TcpReceiver {
             cfg,
             rcv_nxt: 0,

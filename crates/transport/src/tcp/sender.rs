@@ -20,6 +20,8 @@
 //!   on expiry the window collapses to the loss window and the timer backs off
 //!   exponentially.
 
+use std::sync::Arc;
+
 use torrentlab_engine::{Duration, Time};
 
 use super::config::TcpConfig;
@@ -57,7 +59,7 @@ pub struct TcpInfo {
 
 /// The sending half of a TCP connection.
 pub struct TcpSender {
-    cfg: TcpConfig,
+    cfg: Arc<TcpConfig>,
     cc: Box<dyn CongestionControl>,
     w: Window,
     /// Oldest unacknowledged byte.
@@ -96,7 +98,8 @@ pub struct TcpSender {
 }
 
 impl TcpSender {
-    pub fn new(cfg: TcpConfig, cc: Box<dyn CongestionControl>) -> Self {
+    pub fn new(cfg: impl Into<Arc<TcpConfig>>, cc: Box<dyn CongestionControl>) -> Self {
+        let cfg: Arc<TcpConfig> = cfg.into();
         let iw = cfg.initial_window as u64 * cfg.mss as u64;
         let ssthresh = if cfg.slow_start { u64::MAX } else { iw };
         TcpSender {
