@@ -20,7 +20,7 @@ import pandas as pd
 from torrentlab.api import RunResult
 from torrentlab.experiments import scenario_dir
 from torrentlab.output import atomic_dir, write_frame
-from torrentlab.plots import save
+from torrentlab.plots import ecdf, save
 from torrentlab.sweep import Job, Sweep, label, run_jobs
 
 SWEEPS = {"rtt": "rtt.sweep.toml", "as": "as.sweep.toml", "loss": "loss.sweep.toml"}
@@ -59,6 +59,8 @@ def _keep(sweep: str):
         }
         if job.seed == 1:
             kept["haves"] = res.haves.assign(**extra)
+            if sweep == "rtt":
+                kept["sends"] = res.sends.assign(**extra)
         return kept
 
     return keep
@@ -195,6 +197,21 @@ def fig_send_gaps(gaps: pd.DataFrame, out: Path) -> list[Path]:
     return save(fig, out / "fig_send_gaps")
 
 
+def fig_srtt(sends: pd.DataFrame, out: Path) -> list[Path]:
+    """The TCP RTT estimate (SRTT) at every application send of the logged
+    leecher, as a CDF per RTT, at 20 kB/s."""
+    part = sends[(sends["sweep"] == "rtt") & (sends[LIMITS] == "20 kB/s; 20 kB/s")]
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for rtt, g in part.groupby("network.rtt", sort=False):
+        if rtt in ("0 ms", "120 ms", "400 ms", "1000 ms"):
+            ecdf(ax, g["srtt_ms"], str(rtt), lw=1)
+    ax.set_xlabel("SRTT at the application send [ms]")
+    ax.set_ylabel("CDF of sends")
+    ax.set_title("TCP RTT estimate at every send of one leecher (20 kB/s)")
+    ax.legend(title="RTT", fontsize=7)
+    return save(fig, out / "fig_srtt")
+
+
 def fig_pieces(haves: pd.DataFrame, out: Path) -> list[Path]:
     """Pieces available at leechers over time (from the HAVEs they sent), at
     20 kB/s, for a few RTTs (first seed of each point)."""
@@ -256,6 +273,6 @@ def reproduce(out_dir: str | os.PathLike[str], quick: bool = False, workers: int
         loss = loss_table(runs)
         write_frame(loss, tmp / "loss_tso.parquet")
         figs = (fig_rtt(runs, tmp) + fig_as(runs, tmp) + fig_loss(loss, tmp)
-                + fig_send_gaps(kept["send_gaps"], tmp) + fig_pieces(kept["haves"], tmp)
+                + fig_send_gaps(kept["send_gaps"], tmp) + fig_srtt(kept["sends"], tmp) + fig_pieces(kept["haves"], tmp)
                 + fig_payload(kept["payload_lengths"], tmp))
     return Report(table=table, out_dir=out, figures=[out / p.name for p in figs])

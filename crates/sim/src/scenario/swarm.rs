@@ -419,6 +419,14 @@ pub(super) fn validate(raw: RawSwarmScenario, file: &str) -> Result<SwarmScenari
                 format!("tcp.{f}")
             }
         })?;
+        if tcp_raw.handshake == Some(false) {
+            let f = if p.tcp.as_ref().is_some_and(|t| t.handshake.is_some()) {
+                at("tcp.handshake")
+            } else {
+                "tcp.handshake".into()
+            };
+            return Err(cx.err(f, "peers always open connections with a handshake; remove this field"));
+        }
         tcp.handshake = true;
         if tcp_raw.nagle.is_none() {
             tcp.nagle = true;

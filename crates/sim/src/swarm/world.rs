@@ -7,11 +7,11 @@
 //! tracker's place (a few hundred bytes every 30 minutes would not change
 //! what the access links carry).
 
+use std::sync::Arc;
 use torrentlab_bittorrent::client::{Client, Frame, Io, Note};
 use torrentlab_bittorrent::tracker::{AnnounceEvent, Tracker};
 use torrentlab_engine::{Duration, EntityId, EntityRng, EventQueue, Lanes, Time};
 use torrentlab_net::{HostConfig, HostId, Latency, Network, Transit};
-use std::sync::Arc;
 
 use torrentlab_transport::cc::CcConfig;
 use torrentlab_transport::tcp::{Segment, TcpConfig, TcpConnection, TcpState};
@@ -292,6 +292,10 @@ impl SwarmWorld {
             q.schedule(p.join, Ev::Join { peer: i as u32 });
         }
         let n = peers.len();
+        let mut rec = SwarmRecorder::new(&sc.metrics, n);
+        for (i, p) in peers.iter().enumerate() {
+            rec.is_seed[i] = p.seed;
+        }
         SwarmWorld {
             q,
             net,
@@ -306,7 +310,7 @@ impl SwarmWorld {
             tracker_delay,
             replies: Vec::new(),
             pending: Pending::default(),
-            rec: SwarmRecorder::new(&sc.metrics, n),
+            rec,
             end,
             data_packets_delivered: 0,
         }
