@@ -1,6 +1,8 @@
 """The command line: exit codes, one clear message per bad input, no half-written
 results, byte-identical results for the same seed."""
 
+import os
+
 import pytest
 import pyarrow.parquet as pq
 
@@ -21,7 +23,7 @@ BAD = [
     ("unknown controller", None, "flows[0].cc", "expected"),
     ("loss out of range", None, "network.loss.data", "0 <= p < 1"),
     ("duration without unit", None, "network.one_way_delay", "no duration unit"),
-    ("missing section", "[run]\nduration = \"1 s\"\n", "(top level)", "missing field `network`"),
+    ("missing section", "[run]\nduration = \"1 s\"\n", "network", "missing field `network`"),
 ]
 
 EDITS = {
@@ -103,3 +105,91 @@ def test_run_prints_the_summary_and_where_it_wrote(tmp_path):
     r = cli("run", str(GOOD), "-o", str(tmp_path / "o"))
     assert r.returncode == 0, r.stderr
     assert "jain_index" in r.stdout and "wrote" in r.stdout
+
+
+# ---- swarm scenarios -----------------------------------------------------------------
+
+SWARM = """\
+[run]
+duration = "2 h"
+
+[torrent]
+size = "2 MB"
+piece_size = "256 KiB"
+
+[network]
+rtt = "100 ms"
+
+[[peers]]
+role = "seed"
+upload_limit = "20 kB/s"
+
+[[peers]]
+role = "leecher"
+count = 20
+upload_limit = "20 kB/s"
+"""
+
+
+def test_run_writes_every_swarm_table_in_a_directory_with_the_usual_permissions(tmp_path):
+    f = tmp_path / "swarm.toml"
+    f.write_text(SWARM)
+    out = tmp_path / "o"
+    r = cli("run", str(f), "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "mean_download_time_s" in r.stdout and "swarm (seed 1)" in r.stdout, r.stdout
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        [f"{t}.parquet" for t in ("summary", "peers", "connections", "haves", "chokes", "sends", "send_gaps",
+                                  "payload_lengths")] + ["perf.json"])
+    s = pq.read_table(out / "summary.parquet").to_pandas()
+    assert (s["completed"][0], s["leechers"][0]) == (20, 20)
+    # Like a plain mkdir (not mkdtemp's 0700): others may read the results.
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert out.stat().st_mode & 0o777 == 0o777 & ~umask
+
+
+def test_a_swarm_sweep_writes_runs_and_peers_with_the_joined_key_and_seed(tmp_path):
+    (tmp_path / "swarm.toml").write_text(SWARM)
+    sweep = tmp_path / "limits.sweep.toml"
+    key = "peers.0.upload_limit+peers.1.upload_limit"
+    sweep.write_text(f'base = "swarm.toml"\nruns = 2\n[grid]\n"{key}" = [["10 kB/s", "20 kB/s"], ["40 kB/s", "40 kB/s"]]\n')
+    r = cli("sweep", str(sweep), "-o", str(tmp_path / "o"), "-q")
+    assert r.returncode == 0, r.stderr
+    runs = pq.read_table(tmp_path / "o" / "runs.parquet").to_pandas()
+    peers = pq.read_table(tmp_path / "o" / "peers.parquet").to_pandas()
+    assert list(runs[key]) == ["10 kB/s; 20 kB/s"] * 2 + ["40 kB/s; 40 kB/s"] * 2
+    assert list(runs["seed"]) == [1, 2, 1, 2] and (runs["completed"] == 20).all()
+    assert len(peers) == 4 * 21 and set(peers["seed"]) == {1, 2}
+    slow, fast = (runs.groupby(key)["mean_download_time_s"].mean()[k] for k in ("10 kB/s; 20 kB/s", "40 kB/s; 40 kB/s"))
+    assert fast < slow, "faster upload limits finish sooner"
+
+
+@pytest.mark.parametrize("extra,field", [
+    ("quick_runs = 0\n", "quick_runs"),
+    ('quick_runs = "2"\n', "quick_runs"),
+    ("runs = true\n", "runs"),
+    ("grid = 3\n", "grid"),
+], ids=["quick_runs 0", "quick_runs text", "runs bool", "grid not a table"])
+def test_a_sweep_with_a_bad_run_count_or_grid_is_an_input_error(tmp_path, extra, field):
+    (tmp_path / "swarm.toml").write_text(SWARM)
+    sweep = tmp_path / "bad.sweep.toml"
+    sweep.write_text('base = "swarm.toml"\n' + extra)
+    r = cli("sweep", str(sweep), "--quick", "-o", str(tmp_path / "o"), "-q")
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert f"{sweep}: {field}: " in r.stderr and "internal error" not in r.stderr, r.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_bench_times_a_swarm_scenario_and_refuses_cc_for_it(tmp_path):
+    import json
+
+    f = tmp_path / "swarm.toml"
+    f.write_text(SWARM)
+    r = cli("bench", "--scenario", str(f), "--repeat", "1", "--warmup", "0", "--json")
+    assert r.returncode == 0, r.stderr
+    b = json.loads(r.stdout)
+    assert b["events"] > 0 and b["delivered_packets"] > 0 and b["wall_seconds_all"] == [b["wall_seconds"]]
+    assert 300 < b["sim_seconds"] < 7200, "the run ends when the last leecher is done, before the cap"
+    r = cli("bench", "--scenario", str(f), "--cc", "cubic")
+    assert r.returncode == 2 and "--cc" in r.stderr and "swarm" in r.stderr, r.stderr

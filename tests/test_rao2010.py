@@ -186,9 +186,14 @@ BAD = [
     ("unknown peers field", ("count = 20", 'count = 20\ncolour = "red"'), "peers[1].colour", "unknown field"),
     ("join list of the wrong length", ("count = 20", 'count = 20\njoin = ["0 s", "1 s"]'), "peers[1].join",
      "2 times for 20 peers"),
-    ("no peers", ("[[peers]]", "[[nopeers]]"), "nopeers", "unknown field"),
+    ("empty peers", (BASE, "peers = []\n" + BASE[:BASE.index("[[peers]]")]), "peers", "at least one [[peers]]"),
+    ("unknown top-level table", ("[[peers]]", "[[nopeers]]"), "nopeers", "unknown field"),
     ("malformed torrent file", ('size = "2 MB"\npiece_size = "256 KiB"', 'file = "garbage.torrent"'),
      "torrent.file", "garbage.torrent"),
+    ("a seed that leaves at once", ('role = "seed"', 'role = "seed"\ndeparture = "leave"'), "peers[0].departure",
+     '"stay"'),
+    ("no handshake", ("count = 20", "count = 20\ntcp = { handshake = false }"), "peers[1].tcp.handshake",
+     "handshake"),
     ("torrent file and size", ('size = "2 MB"', 'file = "garbage.torrent"\nsize = "2 MB"'), "torrent.file",
      "not both"),
 ]
@@ -208,6 +213,14 @@ def bad_runs(tmp_path_factory):
     with ThreadPoolExecutor(max_workers=4) as pool:
         results = pool.map(lambda d: cli("run", str(d / "bad.toml"), "-o", str(d / "out")), cases.values())
         return {name: (d / "bad.toml", d, r) for (name, d), r in zip(cases.items(), results)}
+
+
+def test_a_swarm_file_without_peers_says_peers_are_missing(tmp_path):
+    p = tmp_path / "s.toml"
+    p.write_text(BASE[:BASE.index("[[peers]]")])
+    r = cli("validate", str(p))
+    assert r.returncode == 2
+    assert f"{p}: peers: " in r.stderr, r.stderr
 
 
 @pytest.mark.parametrize("name,edit,field,words", BAD, ids=[b[0] for b in BAD])
@@ -307,10 +320,10 @@ def table(out, name):
 def test_reproduce_quick_writes_every_table_and_figure(quick):
     out, r = quick
     assert r.returncode == 0, r.stderr
-    assert "wrote" in r.stdout and "12 figure files" in r.stdout, r.stdout
     names = {p.name for p in out.iterdir()}
-    tables = {"runs", "summary", "loss_tso", "haves", "send_gaps", "payload_lengths"}
-    figures = {"fig_rtt", "fig_as", "fig_loss", "fig_send_gaps", "fig_pieces", "fig_payload"}
+    tables = {"runs", "summary", "loss_tso", "haves", "send_gaps", "payload_lengths", "sends"}
+    figures = {"fig_rtt", "fig_as", "fig_loss", "fig_send_gaps", "fig_pieces", "fig_payload", "fig_srtt"}
+    assert f"{2 * len(figures)} figure files" in r.stdout, r.stdout
     assert names == {f"{t}.parquet" for t in tables} | {f"{f}{e}" for f in figures for e in (".png", ".svg")}
     for f in figures:
         png, svg = (out / f"{f}.png").read_bytes(), (out / f"{f}.svg").read_bytes()
@@ -379,3 +392,22 @@ def test_reproduce_quick_keeps_send_gaps_of_every_run_and_haves_of_the_first_see
     first = runs[runs["seed"] == 1]
     assert len(haves) == (first["leechers"] * first["pieces"]).sum()
     assert set(haves.groupby("sweep").size().index) == {"rtt", "as", "loss"}
+
+
+def test_reproduce_quick_logs_every_send_of_one_leecher_with_an_srtt_of_at_least_the_rtt(quick):
+    out, r = quick
+    assert r.returncode == 0, r.stderr
+    sends = table(out, "sends")
+    # flash-crowd.toml logs the first leecher (peer 1), kept for seed 1 of the rtt sweep.
+    assert set(sends["peer"]) == {1} and set(sends["seed"]) == {1} and set(sends["sweep"]) == {"rtt"}
+    assert sends.groupby(["network.rtt", LIMITS]).ngroups == 9 * 5
+    assert (sends["bytes"] > 0).all() and (sends["cwnd_bytes"] > 0).all()
+    # NaN until a connection's first RTT sample (docs/metrics.md), then never again.
+    seen = sends["srtt_ms"].notna().groupby([sends["network.rtt"], sends[LIMITS], sends["conn"]]).cummax()
+    assert not (seen & sends["srtt_ms"].isna()).any()
+    assert sends["srtt_ms"].notna().mean() > 0.99
+    rtt_ms = sends["network.rtt"].str.removesuffix(" ms").astype(float)
+    known = sends["srtt_ms"].notna()
+    assert (sends.loc[known, "srtt_ms"] >= rtt_ms[known] - 1e-6).all(), "no sample is shorter than the path RTT"
+    at_1s = sends.loc[rtt_ms == 1000, "srtt_ms"]
+    assert at_1s.median() < 1100, "no queue: the estimate stays near the path RTT"

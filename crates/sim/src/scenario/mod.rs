@@ -174,7 +174,8 @@ impl Scenario {
     }
 }
 
-/// Any scenario: a dumbbell of bulk flows (`[[flows]]`) or a swarm (`[[peers]]`).
+/// Any scenario: a dumbbell of bulk flows (`[[flows]]`) or a swarm (`[torrent]`
+/// and `[[peers]]`; either key marks a swarm, so a missing one is reported as such).
 #[derive(Clone, Debug, PartialEq)]
 pub enum AnyScenario {
     Dumbbell(Scenario),
@@ -189,7 +190,7 @@ impl AnyScenario {
 
     pub fn from_toml_str(text: &str, file: &str) -> Result<AnyScenario, ScenarioError> {
         let table = toml_table(text, file)?;
-        if table.contains_key("peers") {
+        if table.contains_key("peers") || table.contains_key("torrent") {
             let raw = serde_path_to_error::deserialize(toml::Value::Table(table))
                 .map_err(|e| path_error(file, e.path().to_string(), e.inner().to_string()))?;
             swarm::validate(raw, file).map(AnyScenario::Swarm)
@@ -200,7 +201,7 @@ impl AnyScenario {
 
     pub fn from_json_str(text: &str, origin: &str) -> Result<AnyScenario, ScenarioError> {
         let value = json_value(text, origin)?;
-        if value.get("peers").is_some() {
+        if value.get("peers").is_some() || value.get("torrent").is_some() {
             let raw = serde_path_to_error::deserialize(value)
                 .map_err(|e| path_error(origin, e.path().to_string(), e.inner().to_string()))?;
             swarm::validate(raw, origin).map(AnyScenario::Swarm)
@@ -286,10 +287,17 @@ fn line_col(text: &str, offset: usize) -> String {
 }
 
 fn path_error(file: &str, path: String, message: String) -> ScenarioError {
-    let field = if path == "." { "(top level)".to_string() } else { path };
     // serde writes "invalid type: integer `60`, expected ..."; keep it, it names
     // both. toml adds "\nin `table`" context, which the field path already says.
     let message = message.lines().next().unwrap_or_default().to_string();
+    // A missing field is named as the field itself, not its parent table.
+    let missing = message.strip_prefix("missing field `").and_then(|m| m.split('`').next()).map(str::to_string);
+    let field = match (path.as_str(), missing) {
+        (".", Some(m)) => m,
+        (".", None) => "(top level)".to_string(),
+        (p, Some(m)) => format!("{p}.{m}"),
+        (_, None) => path,
+    };
     ScenarioError { file: file.into(), field, message }
 }
 

@@ -175,7 +175,7 @@ fn a_loss_probability_outside_zero_to_one_is_rejected() {
 #[test]
 fn a_missing_section_is_named() {
     let e = parse("[run]\nduration = \"1 s\"\n").unwrap_err();
-    assert_eq!(e.field, "(top level)");
+    assert_eq!(e.field, "network");
     assert!(e.message.contains("missing field `network`"), "{e}");
 }
 
