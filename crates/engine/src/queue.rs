@@ -1,13 +1,36 @@
 //! The event queue: a min-heap with a total order (time, then insertion sequence).
-//!
-//! A 4-ary implicit heap on the 128-bit key `time << 64 | seq`: one integer
-//! comparison per step, half the depth of a binary heap, and the four children
-//! of a node side by side in memory (a swarm keeps tens of thousands of
-//! events pending, so cache lines matter more than comparisons).
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
 
 use crate::time::Time;
 
-const ARITY: usize = 4;
+/// One scheduled event. Ordered so that `BinaryHeap` (a max-heap) pops the
+/// earliest time first and, among equal times, the lowest sequence number.
+struct Entry<E> {
+    time: Time,
+    seq: u64,
+    event: E,
+}
+
+impl<E> PartialEq for Entry<E> {
+    fn eq(&self, other: &Self) -> bool {
+        self.time == other.time && self.seq == other.seq
+    }
+}
+impl<E> Eq for Entry<E> {}
+impl<E> PartialOrd for Entry<E> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl<E> Ord for Entry<E> {
+    #[inline]
+    fn cmp(&self, other: &Self) -> Ordering {
+        // Reversed: the smallest (time, seq) is the "greatest" for the max-heap.
+        (other.time, other.seq).cmp(&(self.time, self.seq))
+    }
+}
 
 /// A deterministic discrete-event queue.
 ///
@@ -15,7 +38,7 @@ const ARITY: usize = 4;
 /// times). The queue tracks the current time and refuses to schedule an event
 /// before it, so time never goes backwards; it counts every event it delivers.
 pub struct EventQueue<E> {
-    heap: Vec<(u128, E)>,
+    heap: BinaryHeap<Entry<E>>,
     next_seq: u64,
     now: Time,
     popped: u64,
@@ -29,7 +52,7 @@ impl<E> Default for EventQueue<E> {
 
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
-        EventQueue { heap: Vec::with_capacity(1024), next_seq: 0, now: Time::ZERO, popped: 0 }
+        EventQueue { heap: BinaryHeap::with_capacity(1024), next_seq: 0, now: Time::ZERO, popped: 0 }
     }
 
     /// The time of the event most recently popped (zero before the first).
@@ -63,63 +86,25 @@ impl<E> EventQueue<E> {
     #[inline]
     pub fn schedule(&mut self, time: Time, event: E) {
         assert!(time >= self.now, "event scheduled in the past: {:?} < now {:?}", time, self.now);
-        let key = (time.0 as u128) << 64 | self.next_seq as u128;
+        let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push((key, event));
-        // Sift up.
-        let mut i = self.heap.len() - 1;
-        while i > 0 {
-            let parent = (i - 1) / ARITY;
-            if self.heap[parent].0 <= key {
-                break;
-            }
-            self.heap.swap(i, parent);
-            i = parent;
-        }
+        self.heap.push(Entry { time, seq, event });
     }
 
     /// The time of the next event, if any.
     #[inline]
     pub fn peek_time(&self) -> Option<Time> {
-        self.heap.first().map(|e| Time((e.0 >> 64) as u64))
+        self.heap.peek().map(|e| e.time)
     }
 
     /// Removes and returns the earliest event, advancing the current time to it.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        if self.heap.is_empty() {
-            return None;
-        }
-        let (key, event) = self.heap.swap_remove(0);
-        // Sift the moved last element down.
-        let n = self.heap.len();
-        if n > 1 {
-            let mut i = 0;
-            let k = self.heap[0].0;
-            loop {
-                let first = i * ARITY + 1;
-                if first >= n {
-                    break;
-                }
-                let last = (first + ARITY).min(n);
-                let mut min = first;
-                for c in first + 1..last {
-                    if self.heap[c].0 < self.heap[min].0 {
-                        min = c;
-                    }
-                }
-                if self.heap[min].0 >= k {
-                    break;
-                }
-                self.heap.swap(i, min);
-                i = min;
-            }
-        }
-        let t = Time((key >> 64) as u64);
-        debug_assert!(t >= self.now);
-        self.now = t;
+        let e = self.heap.pop()?;
+        debug_assert!(e.time >= self.now);
+        self.now = e.time;
         self.popped += 1;
-        Some((t, event))
+        Some((e.time, e.event))
     }
 }
 
