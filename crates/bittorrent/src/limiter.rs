@@ -24,6 +24,40 @@ pub const UNIT_SIZE: u32 = 1380;
 pub const UNLIMITED_UNIT_SIZE: u32 = 17_000;
 const UNLIMITED_RATE: f64 = 1e10;
 
+/// What the client asks of an upload limiter. `send(conn, max)` writes up to
+/// `max` bytes on `conn` and returns (bytes written, socket still flushed).
+/// [`RateLimiter`] is mainline 4.0.x's; other client profiles (libtorrent's
+/// bandwidth manager, say) implement their own.
+pub trait UploadLimiter: Send {
+    /// When [`UploadLimiter::try_send`] should next run.
+    fn due(&self) -> Option<Time>;
+    fn contains(&self, conn: u32) -> bool;
+    /// `conn` is closed.
+    fn remove(&mut self, conn: u32);
+    /// `conn` has something to send and a flushed socket.
+    fn queue(&mut self, now: Time, conn: u32, send: &mut dyn FnMut(u32, u32) -> (u32, bool));
+    /// The timer: send what the rate allows.
+    fn try_send(&mut self, now: Time, check_time: bool, send: &mut dyn FnMut(u32, u32) -> (u32, bool));
+}
+
+impl UploadLimiter for RateLimiter {
+    fn due(&self) -> Option<Time> {
+        RateLimiter::due(self)
+    }
+    fn contains(&self, conn: u32) -> bool {
+        RateLimiter::contains(self, conn)
+    }
+    fn remove(&mut self, conn: u32) {
+        RateLimiter::remove(self, conn)
+    }
+    fn queue(&mut self, now: Time, conn: u32, send: &mut dyn FnMut(u32, u32) -> (u32, bool)) {
+        RateLimiter::queue(self, now, conn, send)
+    }
+    fn try_send(&mut self, now: Time, check_time: bool, send: &mut dyn FnMut(u32, u32) -> (u32, bool)) {
+        RateLimiter::try_send(self, now, check_time, send)
+    }
+}
+
 /// The round-robin upload rate limiter of one client. Connections are the
 /// caller's ids.
 #[derive(Clone, Debug)]

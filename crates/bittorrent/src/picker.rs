@@ -42,6 +42,79 @@ pub enum Arrival {
     PieceComplete,
 }
 
+/// A piece-picking policy with the block bookkeeping it needs: what the
+/// client asks of a picker. [`PiecePicker`] is mainline 4.0.x's; other client
+/// profiles implement their own.
+pub trait Picker: Send {
+    /// Pieces we have (complete and checked).
+    fn have(&self) -> &Bitfield;
+    /// A connected peer announced `piece` (HAVE).
+    fn peer_has(&mut self, piece: u32);
+    /// A peer with bitfield `b` connected or left.
+    fn peer_bitfield(&mut self, b: &Bitfield, connected: bool);
+    /// Copies of `piece` among connected peers.
+    fn availability(&self, piece: u32) -> u32;
+    /// The peer has a piece we lack.
+    fn wants_from(&self, peer: &Bitfield) -> bool;
+    /// Every block of every missing piece has been requested.
+    fn in_end_game(&self) -> bool;
+    /// The piece to request blocks from next, among those `peer` has.
+    fn pick(&mut self, peer: &Bitfield) -> Option<u32>;
+    /// Marks the next block of `piece` requested and returns it.
+    fn next_block(&mut self, piece: u32) -> Option<u32>;
+    /// A request was dropped.
+    fn block_unrequested(&mut self, piece: u32, block: u32);
+    fn block_received(&mut self, piece: u32, block: u32) -> Arrival;
+    /// Blocks of `piece` received so far.
+    fn received_in(&self, piece: u32) -> u32;
+    /// The block is requested from someone and has not arrived.
+    fn is_outstanding(&self, piece: u32, block: u32) -> bool;
+    /// Requested, not yet received blocks of pieces `peer` has (end game).
+    fn outstanding_blocks(&self, peer: &Bitfield, out: &mut Vec<(u32, u32)>);
+}
+
+impl Picker for PiecePicker {
+    fn have(&self) -> &Bitfield {
+        PiecePicker::have(self)
+    }
+    fn peer_has(&mut self, piece: u32) {
+        PiecePicker::peer_has(self, piece)
+    }
+    fn peer_bitfield(&mut self, b: &Bitfield, connected: bool) {
+        PiecePicker::peer_bitfield(self, b, connected)
+    }
+    fn availability(&self, piece: u32) -> u32 {
+        PiecePicker::availability(self, piece)
+    }
+    fn wants_from(&self, peer: &Bitfield) -> bool {
+        PiecePicker::wants_from(self, peer)
+    }
+    fn in_end_game(&self) -> bool {
+        PiecePicker::in_end_game(self)
+    }
+    fn pick(&mut self, peer: &Bitfield) -> Option<u32> {
+        PiecePicker::pick(self, peer)
+    }
+    fn next_block(&mut self, piece: u32) -> Option<u32> {
+        PiecePicker::next_block(self, piece)
+    }
+    fn block_unrequested(&mut self, piece: u32, block: u32) {
+        PiecePicker::block_unrequested(self, piece, block)
+    }
+    fn block_received(&mut self, piece: u32, block: u32) -> Arrival {
+        PiecePicker::block_received(self, piece, block)
+    }
+    fn received_in(&self, piece: u32) -> u32 {
+        PiecePicker::received_in(self, piece)
+    }
+    fn is_outstanding(&self, piece: u32, block: u32) -> bool {
+        PiecePicker::is_outstanding(self, piece, block)
+    }
+    fn outstanding_blocks(&self, peer: &Bitfield, out: &mut Vec<(u32, u32)>) {
+        PiecePicker::outstanding_blocks(self, peer, out)
+    }
+}
+
 /// The piece picker of one peer.
 #[derive(Clone, Debug)]
 pub struct PiecePicker {

@@ -21,8 +21,8 @@ mod tests;
 use torrentlab_engine::{Duration, EntityRng, Time};
 
 use crate::choker::{upload_slots, Choker, Decision, MainlineChoker, PeerView};
-use crate::limiter::RateLimiter;
-use crate::picker::PiecePicker;
+use crate::limiter::{RateLimiter, UploadLimiter};
+use crate::picker::{Picker, PiecePicker};
 use crate::pipeline::Pipeline;
 use crate::torrent::Torrent;
 use crate::tracker::{AnnounceEvent, AnnounceSchedule};
@@ -117,9 +117,9 @@ pub struct Client {
     pub id: u32,
     cfg: ClientConfig,
     torrent: Torrent,
-    picker: PiecePicker,
+    picker: Box<dyn Picker>,
     choker: Box<dyn Choker + Send>,
-    limiter: RateLimiter,
+    limiter: Box<dyn UploadLimiter>,
     conns: Vec<Option<PeerConn>>,
     free: Vec<u32>,
     /// Peers from the tracker not dialled yet (`spares`, at most `max_initiate`).
@@ -145,10 +145,11 @@ impl Client {
         let [picker_rng, choker_rng, rng] = rngs;
         let picker =
             if seed { PiecePicker::complete(&torrent, picker_rng) } else { PiecePicker::new(&torrent, picker_rng) };
+        let picker: Box<dyn Picker> = Box::new(picker);
         Client {
             id,
             choker: Box::new(MainlineChoker::new(cfg.upload_slots)),
-            limiter: RateLimiter::new(cfg.upload_rate),
+            limiter: Box::new(RateLimiter::new(cfg.upload_rate)),
             cfg,
             torrent,
             picker,
@@ -180,8 +181,8 @@ impl Client {
         self.picker.have().count()
     }
 
-    pub fn picker(&self) -> &PiecePicker {
-        &self.picker
+    pub fn picker(&self) -> &dyn Picker {
+        self.picker.as_ref()
     }
 
     pub fn completed_at(&self) -> Option<Time> {
