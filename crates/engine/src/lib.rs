@@ -9,8 +9,6 @@
 //!   queue refuses to schedule into the past, so simulated time never goes backwards.
 //! * [`Lanes`] hold events known to fire in FIFO order (packets on one path),
 //!   so only each lane's head needs a place in the queue.
-//! * [`TimerWheel`] holds re-armable timers (one deadline per id, moved in
-//!   O(1)) that share the queue's total order through its sequence numbers.
 //! * [`EntityRng`] gives every entity (host, flow, link...) its own random stream,
 //!   derived from the run seed and the entity's id, so adding an entity never
 //!   perturbs the random draws of another.
@@ -21,12 +19,10 @@
 mod queue;
 mod rng;
 mod time;
-mod timers;
 
 pub use queue::EventQueue;
 pub use rng::{EntityId, EntityRng};
 pub use time::{Duration, Time};
-pub use timers::TimerWheel;
 
 mod lanes;
 pub use lanes::Lanes;

@@ -91,32 +91,6 @@ impl<E> EventQueue<E> {
         self.heap.push(Entry { time, seq, event });
     }
 
-    /// A sequence number from the queue's counter, for events kept elsewhere
-    /// (a [`crate::TimerWheel`]) that must share the total order.
-    #[inline]
-    pub fn take_seq(&mut self) -> u64 {
-        self.next_seq += 1;
-        self.next_seq - 1
-    }
-
-    /// (time, sequence) of the next event, if any.
-    #[inline]
-    pub fn peek_key(&self) -> Option<(Time, u64)> {
-        self.heap.peek().map(|e| (e.time, e.seq))
-    }
-
-    /// An event kept elsewhere fires at `time`: the clock moves there and it
-    /// is counted.
-    ///
-    /// # Panics
-    /// If `time` is before the current time.
-    #[inline]
-    pub fn advance(&mut self, time: Time) {
-        assert!(time >= self.now, "time went backwards: {:?} < {:?}", time, self.now);
-        self.now = time;
-        self.popped += 1;
-    }
-
     /// The time of the next event, if any.
     #[inline]
     pub fn peek_time(&self) -> Option<Time> {

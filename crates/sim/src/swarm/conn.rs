@@ -12,6 +12,12 @@ use torrentlab_transport::tcp::TcpConnection;
 /// No client slot.
 pub(crate) const NO_SLOT: u32 = u32::MAX;
 
+#[derive(Clone, Copy, Default)]
+pub(crate) struct TimerSlot {
+    pub at: Option<Time>,
+    pub gen: u32,
+}
+
 /// Side 0 dialled (initiator), side 1 accepted.
 pub(crate) struct Conn {
     pub peer: [u32; 2],
@@ -22,6 +28,7 @@ pub(crate) struct Conn {
     pub written: [u64; 2],
     /// The client slot of each side (`NO_SLOT` before accept / after close).
     pub slot: [u32; 2],
+    pub timer: [TimerSlot; 2],
     /// The side's socket said "not flushed": tell its client when it drains.
     pub blocked: [bool; 2],
     /// The initiator's client has been told the connection is up.
@@ -47,6 +54,7 @@ impl Conn {
             frames: [VecDeque::new(), VecDeque::new()],
             written: [0; 2],
             slot: [NO_SLOT; 2],
+            timer: [TimerSlot::default(); 2],
             blocked: [false; 2],
             connected: false,
             asked: false,

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use torrentlab_bittorrent::client::{Client, Frame, Io, Note};
 use torrentlab_bittorrent::tracker::{AnnounceEvent, Tracker};
-use torrentlab_engine::{Duration, EntityId, EntityRng, EventQueue, Lanes, Time, TimerWheel};
+use torrentlab_engine::{Duration, EntityId, EntityRng, EventQueue, Lanes, Time};
 use torrentlab_net::{HostConfig, HostId, Latency, Network, Transit};
 
 use torrentlab_transport::cc::CcConfig;
@@ -58,6 +58,15 @@ enum Ev {
     HostLane {
         host: u32,
     },
+    EpTimer {
+        conn: u32,
+        side: u8,
+        gen: u32,
+    },
+    ClientTimer {
+        peer: u32,
+        gen: u32,
+    },
     Join {
         peer: u32,
     },
@@ -90,6 +99,7 @@ pub(crate) struct Peer {
     pub departure: Departure,
     pub joined: bool,
     pub left: Option<Time>,
+    pub timer: super::conn::TimerSlot,
     /// Log this peer's sends.
     pub log_sends: bool,
 }
@@ -188,8 +198,6 @@ impl Io for Wires<'_> {
 
 pub(crate) struct SwarmWorld {
     q: EventQueue<Ev>,
-    /// Client timers (id = peer) and endpoint timers (id = peers + 2 x conn + side).
-    timers: TimerWheel,
     pub net: Network,
     lanes: Lanes<InFlight>,
     host_lanes: Lanes<InFlight>,
@@ -246,6 +254,7 @@ impl SwarmWorld {
                     departure: class.departure,
                     joined: false,
                     left: None,
+                    timer: Default::default(),
                     log_sends,
                 });
                 class_of.push(ci);
@@ -289,8 +298,6 @@ impl SwarmWorld {
         }
         SwarmWorld {
             q,
-            // 2^20 ns (about 1 ms) slots, 4096 of them: 4.3 s before overflow.
-            timers: TimerWheel::new(20, 12),
             net,
             lanes: Lanes::new(0),
             host_lanes: Lanes::new(n),
@@ -317,22 +324,7 @@ impl SwarmWorld {
     /// the scenario's duration.
     pub fn run(&mut self, every: Duration, progress: &mut dyn FnMut(Time)) {
         let mut next_progress = Time::ZERO + every;
-        loop {
-            // Timers live in the wheel, everything else in the queue; both
-            // share the queue's (time, sequence) order.
-            let timer = self.timers.peek();
-            let heap = self.q.peek_key();
-            let ev = match (timer, heap) {
-                (Some((t, seq, id)), h) if h.is_none_or(|k| (t, seq) < k) => {
-                    self.timers.pop();
-                    self.q.advance(t);
-                    self.timer(t, id);
-                    continue;
-                }
-                (_, Some(_)) => self.q.pop().expect("peeked"),
-                (_, None) => break,
-            };
-            let (now, ev) = ev;
+        while let Some((now, ev)) = self.q.pop() {
             if now >= next_progress {
                 progress(now);
                 next_progress = now + every;
@@ -351,6 +343,22 @@ impl SwarmWorld {
                         self.q.schedule(t, Ev::HostLane { host });
                     }
                     self.hop(now, x);
+                }
+                Ev::EpTimer { conn, side, gen } => {
+                    let c = &mut self.conns[conn as usize];
+                    let slot = &mut c.timer[side as usize];
+                    if slot.gen == gen {
+                        slot.at = None;
+                        c.ep[side as usize].handle_timeout(now);
+                        self.after_segment(now, conn, side as usize);
+                    }
+                }
+                Ev::ClientTimer { peer, gen } => {
+                    let p = &mut self.peers[peer as usize];
+                    if p.timer.gen == gen {
+                        p.timer.at = None;
+                        self.with_client(now, peer, |c, io| c.handle_timeout(now, io));
+                    }
                 }
                 Ev::Join { peer } => {
                     let p = &mut self.peers[peer as usize];
@@ -432,31 +440,15 @@ impl SwarmWorld {
         }
     }
 
-    /// A timer fired: a client's (ids below the peer count) or an endpoint's.
-    fn timer(&mut self, now: Time, id: u32) {
-        let n = self.peers.len() as u32;
-        if id < n {
-            self.with_client(now, id, |c, io| c.handle_timeout(now, io));
-        } else {
-            let (conn, side) = ((id - n) / 2, ((id - n) % 2) as usize);
-            self.conns[conn as usize].ep[side].handle_timeout(now);
-            self.after_segment(now, conn, side);
-        }
-    }
-
-    /// Keeps timer `id` at `deadline` (not before now).
-    #[inline]
-    fn arm(&mut self, id: u32, deadline: Option<Time>) {
-        let at = deadline.map(|d| d.max(self.q.now()));
-        if self.timers.deadline(id) != at {
-            let seq = self.q.take_seq();
-            self.timers.set(id, at, seq);
-        }
-    }
-
     fn arm_client(&mut self, peer: u32) {
-        let d = self.peers[peer as usize].client.poll_timeout();
-        self.arm(peer, d);
+        let p = &mut self.peers[peer as usize];
+        let Some(d) = p.client.poll_timeout() else { return };
+        if p.timer.at.is_none_or(|t| d < t) {
+            p.timer.gen = p.timer.gen.wrapping_add(1);
+            p.timer.at = Some(d);
+            let gen = p.timer.gen;
+            self.q.schedule(d.max(self.q.now()), Ev::ClientTimer { peer, gen });
+        }
     }
 
     /// Sends what endpoint (conn, side) has to send and arms its timer.
@@ -477,9 +469,16 @@ impl SwarmWorld {
                 Transit::AtHost { time, .. } => self.enqueue(lane, time, InFlight { hop: Hop::Host, pkt }),
             }
         }
-        let d = self.conns[ci as usize].ep[s].poll_timeout();
-        let id = self.peers.len() as u32 + 2 * ci + s as u32;
-        self.arm(id, d);
+        let c = &mut self.conns[ci as usize];
+        if let Some(d) = c.ep[s].poll_timeout() {
+            let slot = &mut c.timer[s];
+            if slot.at.is_none_or(|t| d < t) {
+                slot.gen = slot.gen.wrapping_add(1);
+                slot.at = Some(d);
+                let gen = slot.gen;
+                self.q.schedule(d.max(now), Ev::EpTimer { conn: ci, side: s as u8, gen });
+            }
+        }
     }
 
     #[inline]
