@@ -10,6 +10,29 @@ ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ROOT / "scenarios"
 
 
+#: A small swarm file: 1 seed + 20 leechers, 2 MB, RTT 100 ms, 20 kB/s.
+SMALL_SWARM = """\
+[run]
+duration = "2 h"
+
+[torrent]
+size = "2 MB"
+piece_size = "256 KiB"
+
+[network]
+rtt = "100 ms"
+
+[[peers]]
+role = "seed"
+upload_limit = "20 kB/s"
+
+[[peers]]
+role = "leecher"
+count = 20
+upload_limit = "20 kB/s"
+"""
+
+
 def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     """Runs the installed `torrentlab` command."""
     exe = shutil.which("torrentlab")

@@ -6,7 +6,7 @@ import os
 import pytest
 import pyarrow.parquet as pq
 
-from conftest import SCENARIOS, cli
+from conftest import SCENARIOS, SMALL_SWARM, cli
 
 GOOD = SCENARIOS / "rossi2010" / "b-ledbat-vs-ledbat.toml"
 
@@ -109,26 +109,7 @@ def test_run_prints_the_summary_and_where_it_wrote(tmp_path):
 
 # ---- swarm scenarios -----------------------------------------------------------------
 
-SWARM = """\
-[run]
-duration = "2 h"
-
-[torrent]
-size = "2 MB"
-piece_size = "256 KiB"
-
-[network]
-rtt = "100 ms"
-
-[[peers]]
-role = "seed"
-upload_limit = "20 kB/s"
-
-[[peers]]
-role = "leecher"
-count = 20
-upload_limit = "20 kB/s"
-"""
+SWARM = SMALL_SWARM
 
 
 def test_run_writes_every_swarm_table_in_a_directory_with_the_usual_permissions(tmp_path):

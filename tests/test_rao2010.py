@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import torrentlab
-from conftest import SCENARIOS, cli
+from conftest import SCENARIOS, SMALL_SWARM, cli
 from torrentlab.experiments.rao2010 import LIMITS
 from torrentlab.sweep import Sweep
 
@@ -145,26 +145,7 @@ def test_the_same_dict_and_seed_write_byte_identical_parquet_and_another_seed_di
 
 # ---- bad swarm files through the CLI -----------------------------------------------
 
-BASE = """\
-[run]
-duration = "2 h"
-
-[torrent]
-size = "2 MB"
-piece_size = "256 KiB"
-
-[network]
-rtt = "100 ms"
-
-[[peers]]
-role = "seed"
-upload_limit = "20 kB/s"
-
-[[peers]]
-role = "leecher"
-count = 20
-upload_limit = "20 kB/s"
-"""
+BASE = SMALL_SWARM
 
 GROUPS = '[network.groups]\nAS1 = { intra = "2 ms", inter = "5 ms" }\n'
 

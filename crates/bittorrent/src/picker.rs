@@ -286,10 +286,12 @@ impl PiecePicker {
     /// A piece the peer has, we need and somebody has, with the fewest
     /// copies; ties at random. Word-wise over the bitfields.
     fn rarest_first(&mut self, peer: &Bitfield) -> Option<u32> {
-        let (pw, fw) = (peer.words(), self.free.words());
-        let avail = &self.availability;
-        let iter = || {
-            pw.iter().zip(fw).enumerate().flat_map(|(w, (&p, &f))| {
+        let (pw, fw, avail) = (peer.words(), self.free.words(), &self.availability);
+        let candidates = pw
+            .iter()
+            .zip(fw)
+            .enumerate()
+            .flat_map(|(w, (&p, &f))| {
                 let mut bits = p & f;
                 std::iter::from_fn(move || {
                     (bits != 0).then(|| {
@@ -299,43 +301,13 @@ impl PiecePicker {
                     })
                 })
             })
-        };
-        let (mut min, mut ties) = (u32::MAX, 0u64);
-        for i in iter() {
-            let a = avail[i as usize];
-            if a == 0 {
-                continue;
-            }
-            if a < min {
-                (min, ties) = (a, 1);
-            } else if a == min {
-                ties += 1;
-            }
-        }
-        if ties == 0 {
-            return None;
-        }
-        let k = if ties == 1 { 0 } else { self.rng.range_inclusive(0, ties - 1) };
-        iter().filter(|&i| avail[i as usize] == min).nth(k as usize)
+            .filter(|&i| avail[i as usize] > 0);
+        rarest_of(avail, &mut self.rng, candidates)
     }
 
-    /// Among `candidates`, one with the fewest copies, ties broken uniformly
-    /// at random (two passes, no allocation).
+    /// Among `candidates`, one with the fewest copies, ties at random.
     fn rarest(&mut self, candidates: impl Iterator<Item = u32> + Clone) -> Option<u32> {
-        let (mut min, mut ties) = (u32::MAX, 0u64);
-        for i in candidates.clone() {
-            let a = self.availability[i as usize];
-            if a < min {
-                (min, ties) = (a, 1);
-            } else if a == min {
-                ties += 1;
-            }
-        }
-        if ties == 0 {
-            return None;
-        }
-        let k = if ties == 1 { 0 } else { self.rng.range_inclusive(0, ties - 1) };
-        candidates.filter(|&i| self.availability[i as usize] == min).nth(k as usize)
+        rarest_of(&self.availability, &mut self.rng, candidates)
     }
 
     /// Marks the first free block of `piece` requested and returns it.
@@ -417,6 +389,25 @@ impl PiecePicker {
     pub fn received_in(&self, piece: u32) -> u32 {
         self.received[piece as usize]
     }
+}
+
+/// Among `candidates`, one with the fewest copies in `avail`, ties broken
+/// uniformly at random: two passes over the candidates, no allocation.
+fn rarest_of(avail: &[u32], rng: &mut EntityRng, candidates: impl Iterator<Item = u32> + Clone) -> Option<u32> {
+    let (mut min, mut ties) = (u32::MAX, 0u64);
+    for i in candidates.clone() {
+        let a = avail[i as usize];
+        if a < min {
+            (min, ties) = (a, 1);
+        } else if a == min {
+            ties += 1;
+        }
+    }
+    if ties == 0 {
+        return None;
+    }
+    let k = if ties == 1 { 0 } else { rng.range_inclusive(0, ties - 1) };
+    candidates.filter(|&i| avail[i as usize] == min).nth(k as usize)
 }
 
 #[cfg(test)]

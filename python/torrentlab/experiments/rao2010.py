@@ -120,14 +120,20 @@ def _rtt_ms(v: str) -> float:
     return float(str(v).removesuffix(" ms"))
 
 
+def _points(runs: pd.DataFrame, key: str) -> pd.DataFrame:
+    """Per value of `key`: the mean download time over runs (`mean`), the
+    fastest (`lo`) and the slowest (`hi`) leecher over all runs."""
+    return runs.groupby(key, sort=False).agg(
+        mean=("mean_download_time_s", "mean"), lo=("min_download_time_s", "min"),
+        hi=("max_download_time_s", "max")).reset_index()
+
+
 def fig_rtt(runs: pd.DataFrame, out: Path) -> list[Path]:
     """Completion time vs RTT, min/max bars, one line per upload limit."""
     part = runs[runs["sweep"] == "rtt"]
     fig, ax = plt.subplots(figsize=(6, 4))
     for lim, g in part.groupby(LIMITS, sort=False):
-        pts = g.groupby("network.rtt", sort=False).agg(
-            mean=("mean_download_time_s", "mean"), lo=("min_download_time_s", "min"),
-            hi=("max_download_time_s", "max")).reset_index()
+        pts = _points(g, "network.rtt")
         x = pts["network.rtt"].map(_rtt_ms)
         ax.errorbar(x, pts["mean"], yerr=[pts["mean"] - pts["lo"], pts["hi"] - pts["mean"]], marker="o",
                     ms=3, capsize=3, lw=1, label=limits_label(str(lim).split("; ")))
@@ -145,9 +151,7 @@ def fig_as(runs: pd.DataFrame, out: Path) -> list[Path]:
     fig, axes = plt.subplots(1, len(limits), figsize=(5 * len(limits), 3.8), sharey=True, squeeze=False)
     for ax, lim in zip(axes[0], limits):
         g = part[part[AS_LIMITS] == lim]
-        pts = g.groupby(AS_KEY, sort=False).agg(
-            mean=("mean_download_time_s", "mean"), lo=("min_download_time_s", "min"),
-            hi=("max_download_time_s", "max")).reset_index()
+        pts = _points(g, AS_KEY)
         names = [f"{'/'.join(v.split('; ')[:3])}\nseed {v.split('; ')[3]}" for v in pts[AS_KEY]]
         x = np.arange(len(pts))
         ax.bar(x, pts["mean"], yerr=[pts["mean"] - pts["lo"], pts["hi"] - pts["mean"]], capsize=3, color="C0")
