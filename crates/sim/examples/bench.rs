@@ -29,29 +29,6 @@ fn main() {
                 s.f64_column("min_download_time_s")[0],
                 s.f64_column("max_download_time_s")[0]
             );
-            if std::env::var("TL_DIAG").is_ok() {
-                let p = out.table("peers");
-                let up = p.i64_column("bytes_up");
-                let down = p.i64_column("bytes_down");
-                let wasted = p.i64_column("bytes_wasted");
-                let end = s.f64_column("end_s")[0];
-                let total_up: i64 = up.iter().sum();
-                println!(
-                    "upload utilisation {:.3} (seed up {}), down {} wasted {}",
-                    total_up as f64 / (up.len() as f64 * 20480.0 * end),
-                    up[0],
-                    down.iter().sum::<i64>(),
-                    wasted.iter().sum::<i64>()
-                );
-                let pl = out.table("payload_lengths");
-                let l = pl.i64_column("payload_bytes");
-                let c = pl.i64_column("segments");
-                let mut v: Vec<(i64, i64)> = l.iter().copied().zip(c.iter().copied()).collect();
-                v.sort_by_key(|x| -x.1);
-                println!("top payload lengths {:?}", &v[..v.len().min(8)]);
-                let ch = out.table("chokes");
-                println!("choke events {}", ch.rows());
-            }
             out.perf
         }
     };
