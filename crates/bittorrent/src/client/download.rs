@@ -36,7 +36,7 @@ impl Client {
         if self.close_if_both_seeds(now, slot, io) {
             return;
         }
-        self.update_interest(now, slot, io);
+        self.update_interest(slot, io);
     }
 
     pub(super) fn got_have(&mut self, now: Time, slot: u32, piece: u32, io: &mut dyn Io) {
@@ -54,7 +54,7 @@ impl Client {
             return;
         }
         if !self.picker.have().has(piece) {
-            self.update_interest(now, slot, io);
+            self.update_interest(slot, io);
             if !self.conn(slot).remote_choking {
                 self.request_more(now, slot, io);
             }
@@ -74,7 +74,7 @@ impl Client {
     }
 
     /// Interested exactly when the remote has a piece we lack (BEP 3).
-    fn update_interest(&mut self, _now: Time, slot: u32, io: &mut dyn Io) {
+    fn update_interest(&mut self, slot: u32, io: &mut dyn Io) {
         let want = self.picker.wants_from(&self.cref(slot).have);
         let c = self.conn(slot);
         if want != c.am_interested {
@@ -241,7 +241,7 @@ impl Client {
         }
         for &s in &slots {
             if self.conns[s as usize].is_some() {
-                self.update_interest(now, s, io);
+                self.update_interest(s, io);
             }
         }
         if self.is_seed() && self.completed_at.is_none() {

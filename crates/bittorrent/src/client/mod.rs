@@ -487,7 +487,7 @@ impl Client {
             if event { self.choker.rechoke_event(&views, seeding) } else { self.choker.rechoke(&views, seeding) };
         for d in decisions {
             match d {
-                Decision::Choke(s) => self.choke(now, s, io),
+                Decision::Choke(s) => self.choke(s, io),
                 Decision::Unchoke(s) => self.unchoke(now, s, io),
             }
         }

@@ -53,7 +53,7 @@ impl Client {
         limiter.try_send(now, false, &mut |s, max| send_partial(now, conns, torrent, stats, io, s, max));
     }
 
-    pub(super) fn choke(&mut self, now: Time, slot: u32, io: &mut dyn Io) {
+    pub(super) fn choke(&mut self, slot: u32, io: &mut dyn Io) {
         let c = self.conn(slot);
         c.am_choking = true;
         let (link, remote) = (c.link, c.remote);
@@ -63,7 +63,6 @@ impl Client {
             io.frame(link, Frame::Msg(Message::Choke));
             io.write(link, Message::Choke.wire_len());
         }
-        let _ = now;
         io.note(Note::Choke { link, remote, choked: true });
     }
 

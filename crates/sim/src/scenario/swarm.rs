@@ -36,7 +36,7 @@ use torrentlab_transport::tcp::TcpConfig;
 use super::controllers::{self, Controllers, RawCubic, RawLedbat, RawLp, RawNice, RawVegas};
 use super::raw::{CcName, RawTcp};
 use super::units::{BufferStr, DurationStr, RateStr, SizeStr};
-use super::validate::{buffer_limit, default_name, probability, tcp_config, Ctx};
+use super::validate::{buffer_limit, default_name, probability, tcp_config, tcp_path, Ctx};
 use super::ScenarioError;
 
 // ---- the model ---------------------------------------------------------------
@@ -412,19 +412,9 @@ pub(super) fn validate(raw: RawSwarmScenario, file: &str) -> Result<SwarmScenari
         // Peers talk Linux TCP with a handshake, Nagle on (no TCP_NODELAY).
         let mut tcp_raw = global_tcp.overlaid(p.tcp.as_ref());
         tcp_raw.preset = tcp_raw.preset.or(Some(super::raw::Preset::Linux));
-        let mut tcp = tcp_config(&cx, &tcp_raw, &|f| {
-            if p.tcp.as_ref().is_some_and(|t| super::validate::has_field(t, f)) {
-                at(&format!("tcp.{f}"))
-            } else {
-                format!("tcp.{f}")
-            }
-        })?;
+        let mut tcp = tcp_config(&cx, &tcp_raw, &|f| tcp_path(p.tcp.as_ref(), f, &at))?;
         if tcp_raw.handshake == Some(false) {
-            let f = if p.tcp.as_ref().is_some_and(|t| t.handshake.is_some()) {
-                at("tcp.handshake")
-            } else {
-                "tcp.handshake".into()
-            };
+            let f = tcp_path(p.tcp.as_ref(), "handshake", &at);
             return Err(cx.err(f, "peers always open connections with a handshake; remove this field"));
         }
         tcp.handshake = true;

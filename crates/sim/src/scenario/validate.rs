@@ -86,13 +86,7 @@ pub(super) fn validate(raw: RawScenario, file: &str) -> Result<Scenario, Scenari
     for (i, f) in raw.flows.iter().enumerate() {
         let at = |field: &str| format!("flows[{i}].{field}");
         let tcp_raw = global_tcp.overlaid(f.tcp.as_ref());
-        let tcp = tcp_config(&cx, &tcp_raw, &|field| {
-            if f.tcp.as_ref().is_some_and(|t| has_field(t, field)) {
-                at(&format!("tcp.{field}"))
-            } else {
-                format!("tcp.{field}")
-            }
-        })?;
+        let tcp = tcp_config(&cx, &tcp_raw, &|field| tcp_path(f.tcp.as_ref(), field, &at))?;
         let global_utp = raw.utp.clone().unwrap_or_default();
         let (cc, utp) = match f.transport.unwrap_or(TransportName::Tcp) {
             TransportName::Tcp => {
@@ -212,7 +206,17 @@ pub(super) fn default_name(file: &str) -> String {
     std::path::Path::new(file).file_stem().map_or_else(|| "scenario".into(), |s| s.to_string_lossy().into_owned())
 }
 
-pub(super) fn has_field(t: &RawTcp, field: &str) -> bool {
+/// Where a TCP field's error points: the entry's own `tcp` table (`at`) if it
+/// set the field, else the top-level `[tcp]`.
+pub(super) fn tcp_path(own: Option<&RawTcp>, field: &str, at: &dyn Fn(&str) -> String) -> String {
+    if own.is_some_and(|t| has_field(t, field)) {
+        at(&format!("tcp.{field}"))
+    } else {
+        format!("tcp.{field}")
+    }
+}
+
+fn has_field(t: &RawTcp, field: &str) -> bool {
     match field {
         "preset" => t.preset.is_some(),
         "mss" => t.mss.is_some(),

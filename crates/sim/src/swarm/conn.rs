@@ -35,8 +35,6 @@ pub(crate) struct Conn {
     pub connected: bool,
     /// The acceptor's client has been asked (accept or refuse).
     pub asked: bool,
-    /// Log every send of side `s` (the send log).
-    pub log_sends: [bool; 2],
     pub last_send: [Option<Time>; 2],
     /// Block payload bytes framed by side `s` (piece messages).
     pub piece_bytes: [u64; 2],
@@ -58,7 +56,6 @@ impl Conn {
             blocked: [false; 2],
             connected: false,
             asked: false,
-            log_sends: [false; 2],
             last_send: [None; 2],
             piece_bytes: [0; 2],
             wire_bytes: [0; 2],

@@ -36,7 +36,6 @@ pub(crate) struct SwarmRecorder {
     pub gap_hist: Vec<u64>,
     /// TCP segments by payload length (index = bytes).
     pub payload_hist: Vec<u64>,
-    pub is_seed: Vec<bool>,
     pub wasted: Vec<u64>,
 }
 
@@ -47,13 +46,13 @@ impl SwarmRecorder {
             chokes: m.chokes,
             gap_hist: vec![0; 1 + GAP_BINS_PER_DECADE * GAP_DECADES],
             payload_hist: vec![0; 1 << 16],
-            is_seed: vec![false; peers],
             wasted: vec![0; peers],
             ..Default::default()
         }
     }
 
-    /// An application write of `bytes` on `link` of `peer`.
+    /// An application write of `bytes` on `link` of `peer`: its gap counts in
+    /// the histogram at leechers, and `log` puts it in the send log.
     #[inline]
     #[allow(clippy::too_many_arguments)]
     pub fn send(
@@ -63,10 +62,11 @@ impl SwarmRecorder {
         link: u32,
         bytes: u32,
         gap: Option<Duration>,
+        leecher: bool,
         log: bool,
         ep: &TcpConnection,
     ) {
-        if let Some(g) = gap.filter(|_| !self.is_seed[peer as usize]) {
+        if let Some(g) = gap.filter(|_| leecher) {
             self.gap_hist[gap_bin(g)] += 1;
         }
         if log {

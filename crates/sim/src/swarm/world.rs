@@ -121,7 +121,10 @@ struct Wires<'a> {
     lanes: &'a mut Lanes<InFlight>,
     proto: &'a [(Arc<TcpConfig>, CcConfig)],
     class_of: &'a [usize],
+    /// The peer's sends go to the send log.
     log_peer: bool,
+    /// The peer is an initial seed (its send gaps are not counted).
+    seed: bool,
     pending: &'a mut Pending,
     rec: &'a mut SwarmRecorder,
 }
@@ -143,7 +146,6 @@ impl Io for Wires<'_> {
         let id = self.conns.len() as u32;
         let mut c = Conn::new(self.now, self.peer, remote, ep);
         c.slot[0] = slot;
-        c.log_sends[0] = self.log_peer;
         self.conns.push(c);
         self.lanes.add_lane();
         self.lanes.add_lane();
@@ -162,7 +164,7 @@ impl Io for Wires<'_> {
         c.written[s] += bytes as u64;
         let gap = c.last_send[s].map(|t| self.now.saturating_since(t));
         c.last_send[s] = Some(self.now);
-        self.rec.send(self.now, self.peer, link, bytes, gap, c.log_sends[s], &c.ep[s]);
+        self.rec.send(self.now, self.peer, link, bytes, gap, !self.seed, self.log_peer, &c.ep[s]);
         if !socket_flushed(&c.ep[s]) {
             c.blocked[s] = true; // the client is told when it drains
         }
@@ -292,10 +294,7 @@ impl SwarmWorld {
             q.schedule(p.join, Ev::Join { peer: i as u32 });
         }
         let n = peers.len();
-        let mut rec = SwarmRecorder::new(&sc.metrics, n);
-        for (i, p) in peers.iter().enumerate() {
-            rec.is_seed[i] = p.seed;
-        }
+        let rec = SwarmRecorder::new(&sc.metrics, n);
         SwarmWorld {
             q,
             net,
@@ -403,7 +402,7 @@ impl SwarmWorld {
     /// Calls into one peer's client with an [`Io`] over the world, then does
     /// what it asked: sends, announces, departures, its timer.
     fn with_client(&mut self, now: Time, peer: u32, f: impl FnOnce(&mut Client, &mut dyn Io)) {
-        let log_peer = self.peers[peer as usize].log_sends;
+        let (log_peer, seed) = (self.peers[peer as usize].log_sends, self.peers[peer as usize].seed);
         {
             let mut io = Wires {
                 now,
@@ -413,6 +412,7 @@ impl SwarmWorld {
                 proto: &self.proto,
                 class_of: &self.class_of,
                 log_peer,
+                seed,
                 pending: &mut self.pending,
                 rec: &mut self.rec,
             };
@@ -531,11 +531,7 @@ impl SwarmWorld {
                 self.with_client(now, peer, |c, io| slot = c.accept(now, remote, link, io));
             }
             match slot {
-                Some(sl) => {
-                    let c = &mut self.conns[ci as usize];
-                    c.slot[1] = sl;
-                    c.log_sends[1] = self.peers[peer as usize].log_sends;
-                }
+                Some(sl) => self.conns[ci as usize].slot[1] = sl,
                 None => {
                     let c = &mut self.conns[ci as usize];
                     c.closed[1].get_or_insert(now);
