@@ -1,35 +1,29 @@
 //! The event queue: a min-heap with a total order (time, then insertion sequence).
-
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+//!
+//! The heap holds 16-byte keys, `time << 64 | seq << 32 | slot`, so one
+//! integer comparison orders two events and four siblings share a cache line;
+//! the events themselves wait in a slab at `slot`. A pop walks a 4-ary heap
+//! (half the levels of a binary one; it measured faster than a binary heap
+//! here despite more instructions) with branch-free child selection.
 
 use crate::time::Time;
 
-/// One scheduled event. Ordered so that `BinaryHeap` (a max-heap) pops the
-/// earliest time first and, among equal times, the lowest sequence number.
-struct Entry<E> {
-    time: Time,
-    seq: u64,
-    event: E,
+/// Heap arity: children of `i` are `ARITY * i + 1 ..= ARITY * i + ARITY`.
+const ARITY: usize = 4;
+
+#[inline]
+fn key(time: Time, seq: u32, slot: u32) -> u128 {
+    ((time.0 as u128) << 64) | ((seq as u128) << 32) | slot as u128
 }
 
-impl<E> PartialEq for Entry<E> {
-    fn eq(&self, other: &Self) -> bool {
-        self.time == other.time && self.seq == other.seq
-    }
+#[inline]
+fn key_time(k: u128) -> Time {
+    Time((k >> 64) as u64)
 }
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl<E> Ord for Entry<E> {
-    #[inline]
-    fn cmp(&self, other: &Self) -> Ordering {
-        // Reversed: the smallest (time, seq) is the "greatest" for the max-heap.
-        (other.time, other.seq).cmp(&(self.time, self.seq))
-    }
+
+#[inline]
+fn key_slot(k: u128) -> u32 {
+    k as u32
 }
 
 /// A deterministic discrete-event queue.
@@ -38,8 +32,13 @@ impl<E> Ord for Entry<E> {
 /// times). The queue tracks the current time and refuses to schedule an event
 /// before it, so time never goes backwards; it counts every event it delivers.
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Entry<E>>,
-    next_seq: u64,
+    heap: Vec<u128>,
+    /// Events by slot; `None` when free.
+    slab: Vec<Option<E>>,
+    free: Vec<u32>,
+    /// Sequence number of the next scheduled event. 32 bits: when they run
+    /// out, the waiting events are renumbered in order (see `renumber`).
+    next_seq: u32,
     now: Time,
     popped: u64,
 }
@@ -52,7 +51,14 @@ impl<E> Default for EventQueue<E> {
 
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
-        EventQueue { heap: BinaryHeap::with_capacity(1024), next_seq: 0, now: Time::ZERO, popped: 0 }
+        EventQueue {
+            heap: Vec::with_capacity(1024),
+            slab: Vec::with_capacity(1024),
+            free: Vec::new(),
+            next_seq: 0,
+            now: Time::ZERO,
+            popped: 0,
+        }
     }
 
     /// The time of the event most recently popped (zero before the first).
@@ -86,25 +92,112 @@ impl<E> EventQueue<E> {
     #[inline]
     pub fn schedule(&mut self, time: Time, event: E) {
         assert!(time >= self.now, "event scheduled in the past: {:?} < now {:?}", time, self.now);
-        let seq = self.next_seq;
+        let slot = match self.free.pop() {
+            Some(s) => {
+                self.slab[s as usize] = Some(event);
+                s
+            }
+            None => {
+                self.slab.push(Some(event));
+                (self.slab.len() - 1) as u32
+            }
+        };
+        if self.next_seq == u32::MAX {
+            self.renumber();
+        }
+        let k = key(time, self.next_seq, slot);
         self.next_seq += 1;
-        self.heap.push(Entry { time, seq, event });
+        self.heap.push(k);
+        self.sift_up(self.heap.len() - 1, k);
     }
 
     /// The time of the next event, if any.
     #[inline]
     pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(|e| e.time)
+        self.heap.first().map(|&k| key_time(k))
     }
 
     /// Removes and returns the earliest event, advancing the current time to it.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        let e = self.heap.pop()?;
-        debug_assert!(e.time >= self.now);
-        self.now = e.time;
+        let top = *self.heap.first()?;
+        let last = self.heap.pop().expect("non-empty");
+        if !self.heap.is_empty() {
+            self.sift_down_from_root(last);
+        }
+        let time = key_time(top);
+        debug_assert!(time >= self.now);
+        self.now = time;
         self.popped += 1;
-        Some((e.time, e.event))
+        let slot = key_slot(top);
+        let event = self.slab[slot as usize].take().expect("a queued slot holds its event");
+        self.free.push(slot);
+        Some((time, event))
+    }
+
+    #[inline]
+    fn sift_up(&mut self, mut i: usize, k: u128) {
+        while i > 0 {
+            let parent = (i - 1) / ARITY;
+            let pk = self.heap[parent];
+            if pk <= k {
+                break;
+            }
+            self.heap[i] = pk;
+            i = parent;
+        }
+        self.heap[i] = k;
+    }
+
+    /// Puts `k` at the root and moves it down to its place.
+    #[inline]
+    fn sift_down_from_root(&mut self, k: u128) {
+        let h = &mut self.heap[..];
+        let n = h.len();
+        let mut i = 0;
+        loop {
+            let first = ARITY * i + 1;
+            if first + ARITY <= n {
+                // All four children: pick the least without branches.
+                let (a, b) = (h[first], h[first + 1]);
+                let (c, d) = (h[first + 2], h[first + 3]);
+                let (ab, iab) = if b < a { (b, first + 1) } else { (a, first) };
+                let (cd, icd) = if d < c { (d, first + 3) } else { (c, first + 2) };
+                let (m, im) = if cd < ab { (cd, icd) } else { (ab, iab) };
+                if k <= m {
+                    break;
+                }
+                h[i] = m;
+                i = im;
+            } else {
+                let mut im = usize::MAX;
+                let mut m = k;
+                for (j, &x) in h.iter().enumerate().take(n).skip(first) {
+                    if x < m {
+                        m = x;
+                        im = j;
+                    }
+                }
+                if im != usize::MAX {
+                    h[i] = m;
+                    i = im;
+                }
+                break;
+            }
+        }
+        h[i] = k;
+    }
+
+    /// Gives the waiting events fresh sequence numbers 0, 1, ... in their
+    /// order, so the 32-bit counter can go on without changing any order.
+    #[cold]
+    fn renumber(&mut self) {
+        self.heap.sort_unstable();
+        for (seq, k) in self.heap.iter_mut().enumerate() {
+            *k = key(key_time(*k), seq as u32, key_slot(*k));
+        }
+        // A sorted array is a valid heap.
+        self.next_seq = self.heap.len() as u32;
     }
 }
 
@@ -143,6 +236,18 @@ mod tests {
         assert_eq!(q.pop(), Some((Time(7), 'b')));
         assert_eq!(q.events_processed(), 2);
         assert_eq!(q.pop(), None);
+    }
+
+    #[test]
+    fn renumbering_the_sequence_keeps_the_order_of_waiting_events() {
+        let mut q = EventQueue::new();
+        q.next_seq = u32::MAX - 3;
+        for i in 0..10 {
+            q.schedule(Time(7), i);
+        }
+        q.schedule(Time(3), 100);
+        let order: Vec<_> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+        assert_eq!(order, vec![100, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
     }
 
     proptest! {

@@ -16,7 +16,7 @@ use torrentlab_net::{HostConfig, HostId, Latency, Network, Transit};
 use torrentlab_transport::cc::CcConfig;
 use torrentlab_transport::tcp::{Segment, TcpConfig, TcpConnection, TcpState};
 
-use super::conn::{Conn, NO_SLOT};
+use super::conn::{Conn, EpTimer, NEVER, NO_SLOT};
 use super::recorder::SwarmRecorder;
 use crate::scenario::swarm::{Departure, JoinSpec, SwarmScenario};
 
@@ -50,8 +50,8 @@ struct InFlight {
 
 #[derive(Clone, Copy, Debug)]
 enum Ev {
-    /// Head of a connection direction's lane (lane = 2 x conn + receiving side).
-    ConnLane {
+    /// Head of a path lane (see [`SwarmWorld::lane_of`]).
+    PathLane {
         lane: u32,
     },
     /// Head of the lane of packets leaving a host's downlink.
@@ -118,7 +118,7 @@ struct Wires<'a> {
     now: Time,
     peer: u32,
     conns: &'a mut Vec<Conn>,
-    lanes: &'a mut Lanes<InFlight>,
+    ep_timers: &'a mut Vec<EpTimer>,
     proto: &'a [(Arc<TcpConfig>, CcConfig)],
     class_of: &'a [usize],
     /// The peer's sends go to the send log.
@@ -147,8 +147,7 @@ impl Io for Wires<'_> {
         let mut c = Conn::new(self.now, self.peer, remote, ep);
         c.slot[0] = slot;
         self.conns.push(c);
-        self.lanes.add_lane();
-        self.lanes.add_lane();
+        self.ep_timers.extend([EpTimer::default(); 2]);
         self.pending.dirty.push((id, 0));
         id * 2
     }
@@ -201,9 +200,19 @@ impl Io for Wires<'_> {
 pub(crate) struct SwarmWorld {
     q: EventQueue<Ev>,
     pub net: Network,
+    /// Packets on their way to a downlink or host, one FIFO lane per path
+    /// class (see [`SwarmWorld::lane_of`]).
     lanes: Lanes<InFlight>,
+    /// Source part of a host's lane index.
+    lane_src: Vec<u32>,
+    /// Destination part of a host's lane index (its latency group).
+    lane_dst: Vec<u32>,
+    /// Number of destination groups.
+    lane_dsts: u32,
     host_lanes: Lanes<InFlight>,
     pub conns: Vec<Conn>,
+    /// Endpoint timers, at `2 x conn + side`.
+    ep_timers: Vec<EpTimer>,
     pub peers: Vec<Peer>,
     class_of: Vec<usize>,
     proto: Vec<(Arc<TcpConfig>, CcConfig)>,
@@ -286,6 +295,25 @@ impl SwarmWorld {
             let td = groups_of.iter().map(|&pg| delays[pg as usize * g + tg]).collect();
             (Latency::Groups { of_host: groups_of, groups: g, delays }, td)
         };
+        // Packets from one source to one latency group leave in send order
+        // (a FIFO uplink) and all take the same delay, so they arrive in send
+        // order too: they can share a lane. With unlimited uplinks the source
+        // side only matters through its group.
+        let group_of = |h: usize| match &latency {
+            Latency::Groups { of_host, .. } => of_host[h] as u32,
+            _ => 0,
+        };
+        let lane_dsts = match &latency {
+            Latency::Groups { groups, .. } => *groups as u32,
+            _ => 1,
+        };
+        let lane_dst: Vec<u32> = (0..peers.len()).map(group_of).collect();
+        let lane_src: Vec<u32> = if sc.uplink.capacity_bps.is_none() {
+            lane_dst.clone()
+        } else {
+            (0..peers.len() as u32).collect()
+        };
+        let lane_count = (lane_src.iter().max().map_or(0, |&m| m as usize + 1)) * lane_dsts as usize;
         let net = Network::new(sc.seed, &hosts, latency);
         let mut q = EventQueue::new();
         let end = Time::ZERO + sc.duration;
@@ -298,9 +326,13 @@ impl SwarmWorld {
         SwarmWorld {
             q,
             net,
-            lanes: Lanes::new(0),
+            lanes: Lanes::new(lane_count),
+            lane_src,
+            lane_dst,
+            lane_dsts,
             host_lanes: Lanes::new(n),
             conns: Vec::new(),
+            ep_timers: Vec::new(),
             leechers_left: peers.iter().filter(|p| !p.seed).count(),
             peers,
             class_of,
@@ -329,10 +361,10 @@ impl SwarmWorld {
                 next_progress = now + every;
             }
             match ev {
-                Ev::ConnLane { lane } => {
+                Ev::PathLane { lane } => {
                     let ((_, x), next) = self.lanes.pop(lane as usize).expect("a scheduled lane has a head");
                     if let Some(t) = next {
-                        self.q.schedule(t, Ev::ConnLane { lane });
+                        self.q.schedule(t, Ev::PathLane { lane });
                     }
                     self.hop(now, x);
                 }
@@ -344,13 +376,22 @@ impl SwarmWorld {
                     self.hop(now, x);
                 }
                 Ev::EpTimer { conn, side, gen } => {
-                    let c = &mut self.conns[conn as usize];
-                    let slot = &mut c.timer[side as usize];
-                    if slot.gen == gen {
-                        slot.at = None;
-                        c.ep[side as usize].handle_timeout(now);
-                        self.after_segment(now, conn, side as usize);
+                    let t = &mut self.ep_timers[2 * conn as usize + side as usize];
+                    if t.gen != gen {
+                        continue; // re-armed earlier since
                     }
+                    if t.want > now {
+                        // The deadline moved later (or went away) since this
+                        // was queued: nothing is due, so only follow it.
+                        t.at = t.want;
+                        if t.want != NEVER {
+                            self.q.schedule(t.want, Ev::EpTimer { conn, side, gen });
+                        }
+                        continue;
+                    }
+                    t.at = NEVER;
+                    self.conns[conn as usize].ep[side as usize].handle_timeout(now);
+                    self.after_segment(now, conn, side as usize);
                 }
                 Ev::ClientTimer { peer, gen } => {
                     let p = &mut self.peers[peer as usize];
@@ -408,7 +449,7 @@ impl SwarmWorld {
                 now,
                 peer,
                 conns: &mut self.conns,
-                lanes: &mut self.lanes,
+                ep_timers: &mut self.ep_timers,
                 proto: &self.proto,
                 class_of: &self.class_of,
                 log_peer,
@@ -462,29 +503,36 @@ impl SwarmWorld {
                 self.rec.payload(seg.len);
             }
             let pkt = Packet { conn: ci, to: (1 - s) as u8, wire, seg };
-            let lane = 2 * ci as usize + (1 - s);
+            let lane = self.lane_of(src, dst);
             match self.net.send(now, HostId(src), HostId(dst), wire) {
                 Transit::Dropped { .. } => {}
                 Transit::AtLink { link, time } => self.enqueue(lane, time, InFlight { hop: Hop::Link(link), pkt }),
                 Transit::AtHost { time, .. } => self.enqueue(lane, time, InFlight { hop: Hop::Host, pkt }),
             }
         }
-        let c = &mut self.conns[ci as usize];
-        if let Some(d) = c.ep[s].poll_timeout() {
-            let slot = &mut c.timer[s];
-            if slot.at.is_none_or(|t| d < t) {
-                slot.gen = slot.gen.wrapping_add(1);
-                slot.at = Some(d);
-                let gen = slot.gen;
-                self.q.schedule(d.max(now), Ev::EpTimer { conn: ci, side: s as u8, gen });
-            }
+        let d = self.conns[ci as usize].ep[s].poll_timeout().unwrap_or(NEVER);
+        let t = &mut self.ep_timers[2 * ci as usize + s];
+        t.want = d;
+        if d < t.at {
+            t.gen = t.gen.wrapping_add(1);
+            t.at = d;
+            let gen = t.gen;
+            self.q.schedule(d.max(now), Ev::EpTimer { conn: ci, side: s as u8, gen });
         }
+    }
+
+    /// The lane of packets from `src` to `dst`: they arrive in the order they
+    /// were sent whatever the connection, as every packet of a lane crosses
+    /// the same FIFO uplink (or none) and takes the same one-way delay.
+    #[inline]
+    fn lane_of(&self, src: u32, dst: u32) -> usize {
+        (self.lane_src[src as usize] * self.lane_dsts + self.lane_dst[dst as usize]) as usize
     }
 
     #[inline]
     fn enqueue(&mut self, lane: usize, time: Time, x: InFlight) {
         if self.lanes.push(lane, time, x) {
-            self.q.schedule(time, Ev::ConnLane { lane: lane as u32 });
+            self.q.schedule(time, Ev::PathLane { lane: lane as u32 });
         }
     }
 
