@@ -26,9 +26,11 @@ pub struct PeerView {
     pub interested: bool,
     /// No piece data from the peer for longer than `snub_time` (30 s).
     pub snubbed: bool,
-    /// Bytes/s the peer sends us (20 s window).
+    /// Bytes/s the peer sends us (20 s window). Mainline measures it only
+    /// for interested, non-snubbed peers (the leecher's candidates); 0 otherwise.
     pub download_rate: f64,
-    /// Bytes/s we send the peer.
+    /// Bytes/s we send the peer. Mainline measures it only when seeding, for
+    /// unchoked interested peers (the seed's ranking); 0 otherwise.
     pub upload_rate: f64,
     /// We currently choke the peer.
     pub choked: bool,
@@ -50,12 +52,19 @@ pub trait Choker {
     fn add_peer(&mut self, id: u32, rng: &mut EntityRng);
     fn remove_peer(&mut self, id: u32);
     /// The periodic rechoke (every 10 s for mainline). `seeding`: we have
-    /// every piece. Returns the changes (only peers whose state changes).
-    fn rechoke(&mut self, peers: &[PeerView], seeding: bool) -> Vec<Decision>;
+    /// every piece. Appends the changes to `out` (only peers whose state
+    /// changes).
+    fn rechoke(&mut self, peers: &[PeerView], seeding: bool, out: &mut Vec<Decision>);
     /// A rechoke outside the timer, on an event (mainline: an unchoked peer
     /// became interested or not interested, or an unchoked interested peer
     /// left). Nothing rotates and the seed forces no new unchokes.
-    fn rechoke_event(&mut self, peers: &[PeerView], seeding: bool) -> Vec<Decision>;
+    fn rechoke_event(&mut self, peers: &[PeerView], seeding: bool, out: &mut Vec<Decision>);
+    /// Whether this policy reads [`PeerView::flushed`] when `seeding`. The
+    /// client looks at every socket only when it does.
+    fn reads_flushed(&self, seeding: bool) -> bool {
+        let _ = seeding;
+        true
+    }
 }
 
 /// Upload slots from the upload limit in kB/s (mainline `_set_auto_uploads`):
@@ -88,6 +97,19 @@ pub struct MainlineChoker {
     unchoke_round: Vec<(u32, u64)>,
     /// Seed unchokes made by event rechokes since the last timed one.
     unchokes_since_last: u64,
+    /// Scratch space reused by every rechoke (no allocation per rechoke).
+    scratch: Scratch,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Scratch {
+    /// Position of each peer id in the views.
+    at: Vec<u32>,
+    /// (download rate, id) of preferred peers (leecher), or unchoke ranks (seed).
+    preferred: Vec<(f64, u32)>,
+    ranked: Vec<(u8, i64, f64, u32)>,
+    /// Peers that keep their slot.
+    kept: Vec<u32>,
 }
 
 impl MainlineChoker {
@@ -99,6 +121,7 @@ impl MainlineChoker {
             count: 0,
             unchoke_round: Vec::new(),
             unchokes_since_last: 0,
+            scratch: Scratch::default(),
         }
     }
 
@@ -106,14 +129,15 @@ impl MainlineChoker {
         &self.ring
     }
 
-    /// Position of each peer id in `peers` (ids are small: connection slots).
-    fn index(peers: &[PeerView]) -> Vec<u32> {
+    /// Fills `at` with the position of each peer id in `peers` (ids are
+    /// small: connection slots).
+    fn index(at: &mut Vec<u32>, peers: &[PeerView]) {
         let len = peers.iter().map(|p| p.id as usize + 1).max().unwrap_or(0);
-        let mut at = vec![u32::MAX; len];
+        at.clear();
+        at.resize(len, u32::MAX);
         for (i, p) in peers.iter().enumerate() {
             at[p.id as usize] = i as u32;
         }
-        at
     }
 
     fn view<'a>(peers: &'a [PeerView], at: &[u32], id: u32) -> Option<&'a PeerView> {
@@ -132,17 +156,18 @@ impl MainlineChoker {
         self.unchoke_round.iter().find(|(p, _)| *p == id).map(|e| e.1)
     }
 
-    fn leecher(&mut self, peers: &[PeerView]) -> Vec<Decision> {
-        let at = Self::index(peers);
-        let mut preferred: Vec<&PeerView> = peers.iter().filter(|p| p.interested && !p.snubbed).collect();
-        preferred.sort_by(|a, b| b.download_rate.total_cmp(&a.download_rate).then(a.id.cmp(&b.id)));
+    fn leecher(&mut self, peers: &[PeerView], out: &mut Vec<Decision>) {
+        let Scratch { at, preferred, .. } = &mut self.scratch;
+        Self::index(at, peers);
+        preferred.clear();
+        preferred.extend(peers.iter().filter(|p| p.interested && !p.snubbed).map(|p| (p.download_rate, p.id)));
+        preferred.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         let prefcount = preferred.len().min(self.slots.saturating_sub(1) as usize);
-        let mask: Vec<u32> = preferred[..prefcount].iter().map(|p| p.id).collect();
+        let mask = &preferred[..prefcount];
         let mut count = 1.max(self.min_uploads as i64 - prefcount as i64);
-        let mut out = Vec::new();
         for &id in &self.ring {
-            let Some(p) = Self::view(peers, &at, id) else { continue };
-            let unchoke = if mask.contains(&id) {
+            let Some(p) = Self::view(peers, at, id) else { continue };
+            let unchoke = if mask.iter().any(|m| m.1 == id) {
                 true
             } else if count > 0 {
                 if p.interested {
@@ -158,11 +183,12 @@ impl MainlineChoker {
                 _ => {}
             }
         }
-        out
     }
 
-    fn seed(&mut self, peers: &[PeerView], force: bool) -> Vec<Decision> {
-        let at = Self::index(peers);
+    fn seed(&mut self, peers: &[PeerView], force: bool, out: &mut Vec<Decision>) {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let Scratch { at, ranked, kept, .. } = &mut scratch;
+        Self::index(at, peers);
         // Mainline: i = (slots + 2) // 3; forced new unchokes only on the timer,
         // less those events made since the last one.
         let num_force = if force {
@@ -175,27 +201,25 @@ impl MainlineChoker {
         };
         let recent = self.count.saturating_sub(3);
         // (rank class, -unchoke round, -upload rate): class 0 = recent or busy.
-        let mut ranked: Vec<(u8, i64, f64, u32)> = peers
-            .iter()
-            .filter(|p| !p.choked && p.interested)
-            .map(|p| {
-                let round = self.round_of(p.id);
-                let recent_unchoke = round.is_some_and(|r| r > recent);
-                if recent_unchoke || (p.has_requests && p.flushed) {
-                    (0, -(round.unwrap_or(0) as i64), -p.upload_rate, p.id)
-                } else {
-                    (1, 0, -p.upload_rate, p.id)
-                }
-            })
-            .collect();
+        ranked.clear();
+        ranked.extend(peers.iter().filter(|p| !p.choked && p.interested).map(|p| {
+            let round = self.round_of(p.id);
+            let recent_unchoke = round.is_some_and(|r| r > recent);
+            if recent_unchoke || (p.has_requests && p.flushed) {
+                (0, -(round.unwrap_or(0) as i64), -p.upload_rate, p.id)
+            } else {
+                (1, 0, -p.upload_rate, p.id)
+            }
+        }));
         ranked.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.total_cmp(&b.2)).then(a.3.cmp(&b.3)));
         let keep = (self.slots as usize).saturating_sub(num_force);
-        let kept: Vec<u32> = ranked.iter().take(keep).map(|r| r.3).collect();
+        kept.clear();
+        kept.extend(ranked.iter().take(keep).map(|r| r.3));
         let mut free = self.slots as usize - kept.len();
-        let mut out = Vec::new();
         let mut last_unchoked = None;
-        for (k, &id) in self.ring.clone().iter().enumerate() {
-            let Some(p) = Self::view(peers, &at, id) else { continue };
+        for k in 0..self.ring.len() {
+            let id = self.ring[k];
+            let Some(p) = Self::view(peers, at, id) else { continue };
             if kept.contains(&id) {
                 continue;
             }
@@ -220,7 +244,7 @@ impl MainlineChoker {
         if let Some(k) = last_unchoked {
             self.ring.rotate_left(k + 1);
         }
-        out
+        self.scratch = scratch;
     }
 }
 
@@ -236,31 +260,37 @@ impl Choker for MainlineChoker {
         self.unchoke_round.retain(|(p, _)| *p != id);
     }
 
-    fn rechoke(&mut self, peers: &[PeerView], seeding: bool) -> Vec<Decision> {
+    fn rechoke(&mut self, peers: &[PeerView], seeding: bool, out: &mut Vec<Decision>) {
         self.count += 1;
-        let at = Self::index(peers);
         if !seeding && self.count.is_multiple_of(3) {
             // The optimistic unchoke moves on: start the ring at the first
             // choked, interested peer.
+            let at = &mut self.scratch.at;
+            Self::index(at, peers);
             if let Some(k) =
-                self.ring.iter().position(|&id| Self::view(peers, &at, id).is_some_and(|p| p.choked && p.interested))
+                self.ring.iter().position(|&id| Self::view(peers, at, id).is_some_and(|p| p.choked && p.interested))
             {
                 self.ring.rotate_left(k);
             }
         }
         if seeding {
-            self.seed(peers, true)
+            self.seed(peers, true, out)
         } else {
-            self.leecher(peers)
+            self.leecher(peers, out)
         }
     }
 
-    fn rechoke_event(&mut self, peers: &[PeerView], seeding: bool) -> Vec<Decision> {
+    fn rechoke_event(&mut self, peers: &[PeerView], seeding: bool, out: &mut Vec<Decision>) {
         if seeding {
-            self.seed(peers, false)
+            self.seed(peers, false, out)
         } else {
-            self.leecher(peers)
+            self.leecher(peers, out)
         }
+    }
+
+    /// Only the seed algorithm looks at sockets.
+    fn reads_flushed(&self, seeding: bool) -> bool {
+        seeding
     }
 }
 
@@ -280,6 +310,17 @@ mod tests {
             has_requests: false,
             flushed: true,
         }
+    }
+
+    /// One timed (`event` false) or event rechoke; its decisions.
+    fn run(c: &mut MainlineChoker, peers: &[PeerView], seeding: bool, event: bool) -> Vec<Decision> {
+        let mut out = Vec::new();
+        if event {
+            c.rechoke_event(peers, seeding, &mut out);
+        } else {
+            c.rechoke(peers, seeding, &mut out);
+        }
+        out
     }
 
     fn choker_with(ids: &[u32]) -> MainlineChoker {
@@ -305,7 +346,7 @@ mod tests {
             peer(5, true, 20.0, true),
             peer(6, true, 0.0, true),
         ];
-        let d = c.rechoke(&peers, false);
+        let d = run(&mut c, &peers, false, false);
         // 2, 3, 4 by rate; the ring starts at 1: the optimistic slot goes to 1.
         assert_eq!(d, vec![Decision::Unchoke(1), Decision::Unchoke(2), Decision::Unchoke(3), Decision::Unchoke(4)]);
     }
@@ -321,7 +362,7 @@ mod tests {
             peer(4, true, 30.0, true),
         ];
         peers[1].snubbed = true;
-        let d = c.rechoke(&peers, false);
+        let d = run(&mut c, &peers, false, false);
         // Regular: 2, 3, 4. Optimistic walk: 7 (uninterested, free), then 1.
         assert!(d.contains(&Decision::Unchoke(7)));
         assert!(!d.contains(&Decision::Choke(1)), "1 keeps the optimistic slot: {d:?}");
@@ -336,7 +377,7 @@ mod tests {
         let mut optimistic = vec![];
         for _ in 0..3 {
             let peers: Vec<PeerView> = rates.iter().map(|&(id, r)| peer(id, true, r, choked.contains(&id))).collect();
-            for d in c.rechoke(&peers, false) {
+            for d in run(&mut c, &peers, false, false) {
                 match d {
                     Decision::Unchoke(id) => choked.retain(|&x| x != id),
                     Decision::Choke(id) => choked.push(id),
@@ -354,7 +395,7 @@ mod tests {
         let mut new_per_round = vec![];
         for _ in 0..6 {
             let peers: Vec<PeerView> = (1..=8).map(|id| peer(id, true, id as f64, choked.contains(&id))).collect();
-            let d = c.rechoke(&peers, true);
+            let d = run(&mut c, &peers, true, false);
             new_per_round.push(d.iter().filter(|x| matches!(x, Decision::Unchoke(_))).count());
             for x in d {
                 match x {
@@ -386,12 +427,12 @@ mod tests {
         let ring = c.ring().to_vec();
         let peers: Vec<PeerView> = (1..=6).map(|i| peer(i, true, i as f64, true)).collect();
         for _ in 0..3 {
-            c.rechoke_event(&peers, false);
+            run(&mut c, &peers, false, true);
         }
         assert_eq!(c.ring(), &ring[..], "only timed rechokes rotate");
         // Seed: with every slot free, an event fills them from the ring but
         // counts those unchokes against the next timed round's forced ones.
-        let d = c.rechoke_event(&peers, true);
+        let d = run(&mut c, &peers, true, true);
         assert_eq!(d.iter().filter(|x| matches!(x, Decision::Unchoke(_))).count(), 4);
         assert_eq!(c.unchokes_since_last, 4);
     }
@@ -416,7 +457,7 @@ mod tests {
                 c.add_peer(v.id, &mut rng);
             }
             for r in 0..rounds {
-                let d = if r % 2 == 0 { c.rechoke(&views, seeding) } else { c.rechoke_event(&views, seeding) };
+                let d = if r % 2 == 0 { run(&mut c, &views, seeding, false) } else { run(&mut c, &views, seeding, true) };
                 for x in d {
                     match x {
                         Decision::Choke(id) => views[id as usize].choked = true,

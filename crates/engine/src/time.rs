@@ -46,6 +46,16 @@ impl Time {
     pub fn saturating_add(self, d: Duration) -> Time {
         Time(self.0.saturating_add(d.0))
     }
+
+    /// The earlier of two optional deadlines (`None`: no deadline).
+    #[inline]
+    pub fn earliest(a: Option<Time>, b: Option<Time>) -> Option<Time> {
+        match (a, b) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, None) => x,
+            (None, y) => y,
+        }
+    }
 }
 
 impl Duration {
@@ -169,6 +179,14 @@ impl fmt::Display for Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_earliest_of_two_deadlines_ignores_a_missing_one() {
+        assert_eq!(Time::earliest(Some(Time(5)), Some(Time(3))), Some(Time(3)));
+        assert_eq!(Time::earliest(None, Some(Time(3))), Some(Time(3)));
+        assert_eq!(Time::earliest(Some(Time(5)), None), Some(Time(5)));
+        assert_eq!(Time::earliest(None, None), None);
+    }
 
     #[test]
     fn serialization_of_a_1500_byte_packet_at_10_mbit_per_s_takes_1_2_ms() {

@@ -135,6 +135,9 @@ pub struct Client {
     /// Shuffles (end game, requests after a choke).
     rng: EntityRng,
     scratch: Vec<(u32, u32)>,
+    /// Rechoke scratch: the views and the choker's decisions.
+    views: Vec<PeerView>,
+    decisions: Vec<Decision>,
     pub stats: ClientStats,
 }
 
@@ -165,6 +168,8 @@ impl Client {
             choker_rng,
             rng,
             scratch: Vec::new(),
+            views: Vec::new(),
+            decisions: Vec::new(),
             stats: ClientStats::default(),
         }
     }
@@ -440,7 +445,7 @@ impl Client {
     // ---- timers ----------------------------------------------------------
 
     pub fn poll_timeout(&self) -> Option<Time> {
-        [self.limiter.due(), self.next_rechoke, self.next_keepalive].into_iter().flatten().min()
+        Time::earliest(Time::earliest(self.limiter.due(), self.next_rechoke), self.next_keepalive)
     }
 
     pub fn handle_timeout(&mut self, now: Time, io: &mut dyn Io) {
@@ -466,30 +471,48 @@ impl Client {
     /// A rechoke: the timed one every `rechoke_interval`, or one on an event.
     fn rechoke(&mut self, now: Time, io: &mut dyn Io, event: bool) {
         let snub = self.cfg.snub_time;
-        let views: Vec<PeerView> = self
-            .conns
-            .iter_mut()
-            .enumerate()
-            .filter_map(|(i, c)| c.as_mut().filter(|c| c.ready()).map(|c| (i, c)))
-            .map(|(i, c)| PeerView {
-                id: i as u32,
-                interested: c.remote_interested,
-                snubbed: now.saturating_since(c.last_piece) > snub,
-                download_rate: c.down_rate.rate(now),
-                upload_rate: c.up_rate.rate(now),
-                choked: c.am_choking,
-                has_requests: !c.queued.is_empty(),
-                flushed: io.flushed(c.link),
-            })
-            .collect();
         let seeding = self.is_seed();
-        let decisions =
-            if event { self.choker.rechoke_event(&views, seeding) } else { self.choker.rechoke(&views, seeding) };
-        for d in decisions {
+        let sockets = self.choker.reads_flushed(seeding);
+        let mut views = std::mem::take(&mut self.views);
+        views.clear();
+        views.extend(
+            self.conns
+                .iter_mut()
+                .enumerate()
+                .filter_map(|(i, c)| c.as_mut().filter(|c| c.ready()).map(|c| (i, c)))
+                .map(|(i, c)| {
+                    let interested = c.remote_interested;
+                    let snubbed = now.saturating_since(c.last_piece) > snub;
+                    // Rates are read where mainline reads them: a read moves
+                    // the estimator's window (`get_rate` is `update_rate(0)`).
+                    let download_rate = if interested && !snubbed { c.down_rate.rate(now) } else { 0.0 };
+                    let upload_rate = if seeding && interested && !c.am_choking { c.up_rate.rate(now) } else { 0.0 };
+                    PeerView {
+                        id: i as u32,
+                        interested,
+                        snubbed,
+                        download_rate,
+                        upload_rate,
+                        choked: c.am_choking,
+                        has_requests: !c.queued.is_empty(),
+                        flushed: !sockets || io.flushed(c.link),
+                    }
+                }),
+        );
+        let mut decisions = std::mem::take(&mut self.decisions);
+        decisions.clear();
+        if event {
+            self.choker.rechoke_event(&views, seeding, &mut decisions)
+        } else {
+            self.choker.rechoke(&views, seeding, &mut decisions)
+        }
+        self.views = views;
+        for &d in &decisions {
             match d {
                 Decision::Choke(s) => self.choke(s, io),
                 Decision::Unchoke(s) => self.unchoke(now, s, io),
             }
         }
+        self.decisions = decisions;
     }
 }

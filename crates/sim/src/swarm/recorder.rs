@@ -34,6 +34,8 @@ pub(crate) struct SwarmRecorder {
     pub send_cwnd: Vec<i64>,
     /// Gaps between successive sends on a connection, at leechers.
     pub gap_hist: Vec<u64>,
+    /// `gap_starts[i]`: the shortest gap, ns, in bin `i + 1` (see [`gap_bin`]).
+    gap_starts: Vec<u64>,
     /// TCP segments by payload length (index = bytes).
     pub payload_hist: Vec<u64>,
     pub wasted: Vec<u64>,
@@ -45,6 +47,7 @@ impl SwarmRecorder {
             haves: m.haves,
             chokes: m.chokes,
             gap_hist: vec![0; 1 + GAP_BINS_PER_DECADE * GAP_DECADES],
+            gap_starts: gap_starts(),
             payload_hist: vec![0; 1 << 16],
             wasted: vec![0; peers],
             ..Default::default()
@@ -67,7 +70,8 @@ impl SwarmRecorder {
         ep: &TcpConnection,
     ) {
         if let Some(g) = gap.filter(|_| leecher) {
-            self.gap_hist[gap_bin(g)] += 1;
+            // The bin by table, equal to `gap_bin` for every whole ns.
+            self.gap_hist[self.gap_starts.partition_point(|&e| e <= g.as_nanos())] += 1;
         }
         if log {
             let info = ep.sender().info();
@@ -115,6 +119,26 @@ pub(crate) fn gap_bin(g: Duration) -> usize {
     1 + k.min(GAP_BINS_PER_DECADE * GAP_DECADES - 1)
 }
 
+/// For each bin after the first, the shortest gap (whole ns) that
+/// [`gap_bin`] puts there or later, found by bisection on the formula itself,
+/// so binning by this table gives the formula's bins exactly.
+fn gap_starts() -> Vec<u64> {
+    (1..=GAP_BINS_PER_DECADE * GAP_DECADES)
+        .map(|bin| {
+            let (mut lo, mut hi) = (0u64, 1u64 << 60); // gap_bin(lo) < bin <= gap_bin(hi)
+            while hi - lo > 1 {
+                let mid = lo + (hi - lo) / 2;
+                if gap_bin(Duration(mid)) >= bin {
+                    hi = mid;
+                } else {
+                    lo = mid;
+                }
+            }
+            hi
+        })
+        .collect()
+}
+
 /// Lower and upper edge of bin `i`, seconds.
 pub(crate) fn gap_edges(i: usize) -> (f64, f64) {
     if i == 0 {
@@ -135,5 +159,18 @@ mod tests {
         let (lo, hi) = gap_edges(b);
         assert!(lo <= 0.067 && 0.067 < hi, "{lo} {hi}");
         assert_eq!(gap_bin(Duration::from_secs(1_000_000)), GAP_BINS_PER_DECADE * GAP_DECADES, "clamped to the last");
+    }
+
+    #[test]
+    fn the_bin_table_agrees_with_the_formula_at_and_around_every_edge() {
+        let starts = gap_starts();
+        let by_table = |ns: u64| starts.partition_point(|&e| e <= ns);
+        for &e in &starts {
+            for ns in [e.saturating_sub(1), e, e + 1, e * 3 / 2] {
+                assert_eq!(by_table(ns), gap_bin(Duration(ns)), "gap {ns} ns");
+            }
+        }
+        assert_eq!(by_table(0), 0);
+        assert_eq!(by_table(u64::MAX / 2), GAP_BINS_PER_DECADE * GAP_DECADES);
     }
 }

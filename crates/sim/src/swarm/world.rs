@@ -308,11 +308,8 @@ impl SwarmWorld {
             _ => 1,
         };
         let lane_dst: Vec<u32> = (0..peers.len()).map(group_of).collect();
-        let lane_src: Vec<u32> = if sc.uplink.capacity_bps.is_none() {
-            lane_dst.clone()
-        } else {
-            (0..peers.len() as u32).collect()
-        };
+        let lane_src: Vec<u32> =
+            if sc.uplink.capacity_bps.is_none() { lane_dst.clone() } else { (0..peers.len() as u32).collect() };
         let lane_count = (lane_src.iter().max().map_or(0, |&m| m as usize + 1)) * lane_dsts as usize;
         let net = Network::new(sc.seed, &hosts, latency);
         let mut q = EventQueue::new();

@@ -283,7 +283,7 @@ impl TcpConnection {
     pub fn poll_timeout(&self) -> Option<Time> {
         let data = if self.state == TcpState::Established { self.tx.poll_timeout() } else { None };
         let fin = self.fin_deadline.filter(|_| !self.fin_acked);
-        [self.syn_deadline, fin, data, self.rx.poll_timeout()].into_iter().flatten().min()
+        Time::earliest(Time::earliest(self.syn_deadline, fin), Time::earliest(data, self.rx.poll_timeout()))
     }
 
     /// Fires whichever timers are due; harmless otherwise.

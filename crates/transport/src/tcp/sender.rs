@@ -172,10 +172,7 @@ impl TcpSender {
     /// When [`TcpSender::handle_timeout`] should next be called.
     pub fn poll_timeout(&self) -> Option<Time> {
         let paced = self.paced_until.filter(|_| self.snd_nxt == self.snd_una && self.snd_nxt < self.app_end);
-        match (self.rto_deadline, paced) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        Time::earliest(self.rto_deadline, paced)
     }
 
     #[inline]
