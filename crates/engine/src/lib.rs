@@ -16,6 +16,7 @@
 //! Layers (dependencies point one way):
 //! `engine` <- `net` <- `transport` <- `sim` <- `python`.
 
+mod calendar;
 mod queue;
 mod rng;
 mod time;

@@ -1,15 +1,11 @@
-//! The event queue: a min-heap with a total order (time, then insertion sequence).
+//! The event queue: a total order of events (time, then insertion sequence).
 //!
-//! The heap holds 16-byte keys, `time << 64 | seq << 32 | slot`, so one
-//! integer comparison orders two events and four siblings share a cache line;
-//! the events themselves wait in a slab at `slot`. A pop walks a 4-ary heap
-//! (half the levels of a binary one; it measured faster than a binary heap
-//! here despite more instructions) with branch-free child selection.
+//! Each event gets a 16-byte key, `time << 64 | seq << 32 | slot`, so one
+//! integer comparison orders two events; the keys are ordered by a
+//! [`CalendarQueue`] and the events wait in a slab at `slot`.
 
+use crate::calendar::CalendarQueue;
 use crate::time::Time;
-
-/// Heap arity: children of `i` are `ARITY * i + 1 ..= ARITY * i + ARITY`.
-const ARITY: usize = 4;
 
 #[inline]
 fn key(time: Time, seq: u32, slot: u32) -> u128 {
@@ -32,7 +28,7 @@ fn key_slot(k: u128) -> u32 {
 /// times). The queue tracks the current time and refuses to schedule an event
 /// before it, so time never goes backwards; it counts every event it delivers.
 pub struct EventQueue<E> {
-    heap: Vec<u128>,
+    keys: CalendarQueue,
     /// Events by slot; `None` when free.
     slab: Vec<Option<E>>,
     free: Vec<u32>,
@@ -52,7 +48,7 @@ impl<E> Default for EventQueue<E> {
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
-            heap: Vec::with_capacity(1024),
+            keys: CalendarQueue::default(),
             slab: Vec::with_capacity(1024),
             free: Vec::new(),
             next_seq: 0,
@@ -76,12 +72,12 @@ impl<E> EventQueue<E> {
     /// Number of events waiting.
     #[inline]
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.keys.len()
     }
 
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.keys.len() == 0
     }
 
     /// Schedules `event` at `time`.
@@ -107,24 +103,19 @@ impl<E> EventQueue<E> {
         }
         let k = key(time, self.next_seq, slot);
         self.next_seq += 1;
-        self.heap.push(k);
-        self.sift_up(self.heap.len() - 1, k);
+        self.keys.push(k);
     }
 
     /// The time of the next event, if any.
     #[inline]
     pub fn peek_time(&self) -> Option<Time> {
-        self.heap.first().map(|&k| key_time(k))
+        self.keys.peek().map(key_time)
     }
 
     /// Removes and returns the earliest event, advancing the current time to it.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        let top = *self.heap.first()?;
-        let last = self.heap.pop().expect("non-empty");
-        if !self.heap.is_empty() {
-            self.sift_down_from_root(last);
-        }
+        let top = self.keys.pop()?;
         let time = key_time(top);
         debug_assert!(time >= self.now);
         self.now = time;
@@ -135,69 +126,19 @@ impl<E> EventQueue<E> {
         Some((time, event))
     }
 
-    #[inline]
-    fn sift_up(&mut self, mut i: usize, k: u128) {
-        while i > 0 {
-            let parent = (i - 1) / ARITY;
-            let pk = self.heap[parent];
-            if pk <= k {
-                break;
-            }
-            self.heap[i] = pk;
-            i = parent;
-        }
-        self.heap[i] = k;
-    }
-
-    /// Puts `k` at the root and moves it down to its place.
-    #[inline]
-    fn sift_down_from_root(&mut self, k: u128) {
-        let h = &mut self.heap[..];
-        let n = h.len();
-        let mut i = 0;
-        loop {
-            let first = ARITY * i + 1;
-            if first + ARITY <= n {
-                // All four children: pick the least without branches.
-                let (a, b) = (h[first], h[first + 1]);
-                let (c, d) = (h[first + 2], h[first + 3]);
-                let (ab, iab) = if b < a { (b, first + 1) } else { (a, first) };
-                let (cd, icd) = if d < c { (d, first + 3) } else { (c, first + 2) };
-                let (m, im) = if cd < ab { (cd, icd) } else { (ab, iab) };
-                if k <= m {
-                    break;
-                }
-                h[i] = m;
-                i = im;
-            } else {
-                let mut im = usize::MAX;
-                let mut m = k;
-                for (j, &x) in h.iter().enumerate().take(n).skip(first) {
-                    if x < m {
-                        m = x;
-                        im = j;
-                    }
-                }
-                if im != usize::MAX {
-                    h[i] = m;
-                    i = im;
-                }
-                break;
-            }
-        }
-        h[i] = k;
-    }
-
     /// Gives the waiting events fresh sequence numbers 0, 1, ... in their
     /// order, so the 32-bit counter can go on without changing any order.
     #[cold]
     fn renumber(&mut self) {
-        self.heap.sort_unstable();
-        for (seq, k) in self.heap.iter_mut().enumerate() {
-            *k = key(key_time(*k), seq as u32, key_slot(*k));
-        }
-        // A sorted array is a valid heap.
-        self.next_seq = self.heap.len() as u32;
+        let mut waiting = 0;
+        self.keys.rewrite(|keys| {
+            keys.sort_unstable();
+            for (seq, k) in keys.iter_mut().enumerate() {
+                *k = key(key_time(*k), seq as u32, key_slot(*k));
+            }
+            waiting = keys.len();
+        });
+        self.next_seq = waiting as u32;
     }
 }
 

@@ -102,6 +102,12 @@ impl Client {
             self.fix_end_game(now, slot, io);
             return;
         }
+        if !self.cref(slot).am_interested {
+            // Interest is kept exact (see `update_interest`): the remote has
+            // no piece we lack, so the picker has nothing to offer.
+            debug_assert!(!self.picker.wants_from(&self.cref(slot).have), "interest out of date");
+            return;
+        }
         let cap = (pipeline.inner_cap(backlog as u32) as usize).max(backlog);
         while self.conn(slot).active.len() < backlog {
             let Some(piece) = self.picker.pick(&self.conns[slot as usize].as_ref().expect("a live slot").have) else {

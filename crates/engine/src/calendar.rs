@@ -1,0 +1,262 @@
+//! A calendar queue (R. Brown, CACM 1988) of 128-bit event keys whose top 64
+//! bits are a time in nanoseconds: the ordering structure behind
+//! [`crate::EventQueue`].
+//!
+//! Time is cut into buckets of `2^SHIFT` ns. The bucket being served is a
+//! small binary heap; the next `BUCKETS - 1` buckets are unsorted vectors in a
+//! ring, with a bitmap of the non-empty ones; keys beyond that window wait in
+//! a binary heap and move into the ring as the window reaches them. Most
+//! events of a simulation are due within a few hundred milliseconds, so a
+//! push is an append and a pop works on a heap of the few keys of one
+//! bucket, instead of on a heap of every pending event.
+//!
+//! Keys leave in exactly ascending order, like a heap's: buckets are disjoint
+//! time ranges served in order, and keys within the bucket being served are
+//! ordered by the whole key.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// log2 of the bucket width in ns: 2^20 ns is about 1.05 ms.
+const SHIFT: u32 = 20;
+/// Buckets in the ring: a window of 2048 x 1.05 ms, about 2.15 s.
+const BUCKETS: usize = 2048;
+const MASK: u64 = BUCKETS as u64 - 1;
+const WORDS: usize = BUCKETS / 64;
+
+#[inline]
+fn bucket(k: u128) -> u64 {
+    ((k >> 64) as u64) >> SHIFT
+}
+
+/// Keys in ascending order, for keys never below the last one popped.
+pub(crate) struct CalendarQueue {
+    /// The bucket being served (absolute bucket number `cur`), as a heap.
+    current: BinaryHeap<Reverse<u128>>,
+    cur: u64,
+    /// Bucket `b` in `(cur, cur + BUCKETS)` waits unsorted at `ring[b & MASK]`.
+    ring: Vec<Vec<Reverse<u128>>>,
+    /// Bit `i`: `ring[i]` is not empty.
+    occupied: [u64; WORDS],
+    in_ring: usize,
+    /// Keys at or beyond bucket `cur + BUCKETS`.
+    far: BinaryHeap<Reverse<u128>>,
+    len: usize,
+}
+
+impl Default for CalendarQueue {
+    fn default() -> Self {
+        CalendarQueue {
+            current: BinaryHeap::with_capacity(64),
+            cur: 0,
+            ring: (0..BUCKETS).map(|_| Vec::new()).collect(),
+            occupied: [0; WORDS],
+            in_ring: 0,
+            far: BinaryHeap::new(),
+            len: 0,
+        }
+    }
+}
+
+impl CalendarQueue {
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Adds a key. Its time must not be before the last key popped.
+    #[inline]
+    pub fn push(&mut self, k: u128) {
+        self.len += 1;
+        let b = bucket(k);
+        debug_assert!(b >= self.cur, "a key before the bucket being served");
+        if b == self.cur {
+            self.current.push(Reverse(k));
+        } else if b < self.cur + BUCKETS as u64 {
+            self.ring_push(b, k);
+        } else {
+            self.far.push(Reverse(k));
+        }
+    }
+
+    #[inline]
+    fn ring_push(&mut self, b: u64, k: u128) {
+        let i = (b & MASK) as usize;
+        self.ring[i].push(Reverse(k));
+        self.occupied[i / 64] |= 1 << (i % 64);
+        self.in_ring += 1;
+    }
+
+    /// The smallest key, if any.
+    pub fn peek(&self) -> Option<u128> {
+        if let Some(Reverse(k)) = self.current.peek() {
+            return Some(*k);
+        }
+        if self.in_ring > 0 {
+            let i = self.next_occupied();
+            return self.ring[i].iter().map(|r| r.0).min();
+        }
+        self.far.peek().map(|r| r.0)
+    }
+
+    /// Removes and returns the smallest key.
+    #[inline]
+    pub fn pop(&mut self) -> Option<u128> {
+        if self.current.is_empty() && !self.advance() {
+            return None;
+        }
+        self.len -= 1;
+        self.current.pop().map(|r| r.0)
+    }
+
+    /// Ring slot of the first non-empty bucket after `cur`. Needs `in_ring > 0`.
+    fn next_occupied(&self) -> usize {
+        let start = ((self.cur + 1) & MASK) as usize;
+        let (w0, b0) = (start / 64, start % 64);
+        let first = self.occupied[w0] & (!0u64 << b0);
+        if first != 0 {
+            return w0 * 64 + first.trailing_zeros() as usize;
+        }
+        for step in 1..=WORDS {
+            let w = (w0 + step) % WORDS;
+            let bits = if w == w0 { self.occupied[w] & !(!0u64 << b0) } else { self.occupied[w] };
+            if bits != 0 {
+                return w * 64 + bits.trailing_zeros() as usize;
+            }
+        }
+        unreachable!("in_ring counts keys the bitmap does not show")
+    }
+
+    /// Serves the next non-empty bucket; false if there are no keys.
+    #[cold]
+    fn advance(&mut self) -> bool {
+        let b = if self.in_ring > 0 {
+            let i = self.next_occupied() as u64;
+            self.cur + (i.wrapping_sub(self.cur) & MASK)
+        } else if let Some(Reverse(k)) = self.far.peek() {
+            bucket(*k)
+        } else {
+            return false;
+        };
+        self.cur = b;
+        let i = (b & MASK) as usize;
+        if self.occupied[i / 64] & (1 << (i % 64)) != 0 {
+            self.occupied[i / 64] &= !(1 << (i % 64));
+            self.in_ring -= self.ring[i].len();
+            let keys = std::mem::take(&mut self.ring[i]);
+            // Heapify the bucket; the emptied heap's buffer goes back to the ring.
+            let served = std::mem::replace(&mut self.current, BinaryHeap::from(keys));
+            self.ring[i] = served.into_vec();
+        }
+        // The window moved: far keys it now covers join their buckets.
+        while let Some(&Reverse(k)) = self.far.peek() {
+            let fb = bucket(k);
+            if fb >= self.cur + BUCKETS as u64 {
+                break;
+            }
+            self.far.pop();
+            if fb == self.cur {
+                self.current.push(Reverse(k));
+            } else {
+                self.ring_push(fb, k);
+            }
+        }
+        true
+    }
+
+    /// Applies `f` to every key (which must keep each key's time) and
+    /// rebuilds the order. For renumbering, rarely.
+    pub fn rewrite(&mut self, f: impl FnOnce(&mut Vec<u128>)) {
+        let mut all: Vec<u128> = Vec::with_capacity(self.len);
+        all.extend(self.current.drain().map(|r| r.0));
+        for v in &mut self.ring {
+            all.extend(v.drain(..).map(|r| r.0));
+        }
+        all.extend(self.far.drain().map(|r| r.0));
+        self.occupied = [0; WORDS];
+        self.in_ring = 0;
+        self.len = 0;
+        f(&mut all);
+        for k in all {
+            self.push(k);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn k(time_ns: u64, seq: u64) -> u128 {
+        ((time_ns as u128) << 64) | seq as u128
+    }
+
+    #[test]
+    fn keys_in_the_served_bucket_the_ring_and_beyond_the_window_come_out_in_order() {
+        let mut q = CalendarQueue::default();
+        let width = 1u64 << SHIFT;
+        let keys = [k(5, 0), k(3 * width, 1), k(3 * width, 2), k(width * BUCKETS as u64 * 3, 3), k(1, 4)];
+        for &x in &keys {
+            q.push(x);
+        }
+        let mut sorted = keys.to_vec();
+        sorted.sort();
+        let out: Vec<u128> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(out, sorted);
+        assert_eq!(q.len(), 0);
+    }
+
+    #[test]
+    fn the_ring_wraps_around_as_time_moves_on() {
+        let mut q = CalendarQueue::default();
+        let width = 1u64 << SHIFT;
+        let mut t = 0;
+        for i in 0..10_000u64 {
+            // Each pop schedules one key 1.7 buckets later: the ring wraps many times.
+            q.push(k(t + width * 17 / 10, i));
+            let x = q.pop().unwrap();
+            assert_eq!(x, k(t + width * 17 / 10, i));
+            t = (x >> 64) as u64;
+        }
+    }
+
+    #[test]
+    fn peek_shows_the_key_pop_returns() {
+        let mut q = CalendarQueue::default();
+        let width = 1u64 << SHIFT;
+        for (i, t) in [width * 9, width * 4000, width * 2].into_iter().enumerate() {
+            q.push(k(t, i as u64));
+        }
+        while let Some(p) = q.peek() {
+            assert_eq!(q.pop(), Some(p));
+        }
+        assert_eq!(q.pop(), None);
+    }
+
+    proptest! {
+        #[test]
+        fn pops_follow_a_sorted_reference_whatever_the_spread_of_times(
+            ops in proptest::collection::vec((0u64..6, 0u64..4_000_000_000, 0usize..4), 1..300)
+        ) {
+            // Deltas from 0 to 4 s scaled by powers of ten: same bucket, ring, far.
+            let mut q = CalendarQueue::default();
+            let mut reference = std::collections::BTreeSet::new();
+            let mut seq = 0u64;
+            q.push(k(0, seq));
+            reference.insert(k(0, seq));
+            for (scale, delta, fanout) in ops {
+                let Some(x) = q.pop() else { break };
+                prop_assert_eq!(Some(x), reference.pop_first());
+                let now = (x >> 64) as u64;
+                for _ in 0..fanout {
+                    seq += 1;
+                    let key = k(now + delta / 10u64.pow(scale as u32) * (scale as u64 + 1), seq);
+                    q.push(key);
+                    reference.insert(key);
+                }
+            }
+            prop_assert_eq!(q.len(), reference.len());
+        }
+    }
+}
