@@ -251,7 +251,7 @@ mod tests {
                 let now = (x >> 64) as u64;
                 for _ in 0..fanout {
                     seq += 1;
-                    let key = k(now + delta / 10u64.pow(scale as u32) * (scale as u64 + 1), seq);
+                    let key = k(now + delta / 10u64.pow(scale as u32) * (scale + 1), seq);
                     q.push(key);
                     reference.insert(key);
                 }

@@ -6,6 +6,7 @@
 //! published constants), and [`CcConfig::build`].
 
 use serde::{Deserialize, Serialize};
+mod controller;
 mod cubic;
 mod ledbat;
 mod lp;
@@ -13,6 +14,7 @@ mod newreno;
 mod nice;
 mod vegas;
 
+pub use controller::Controller;
 pub use cubic::{Cubic, CubicConfig};
 pub use ledbat::{Ledbat, LedbatConfig};
 pub use lp::{Lp, LpConfig};
@@ -122,14 +124,14 @@ pub enum CcConfig {
 }
 
 impl CcConfig {
-    pub fn build(&self) -> Box<dyn CongestionControl> {
+    pub fn build(&self) -> Controller {
         match self {
-            CcConfig::NewReno => Box::new(NewReno::default()),
-            CcConfig::Cubic(c) => Box::new(Cubic::new(c.clone())),
-            CcConfig::Vegas(c) => Box::new(Vegas::new(c.clone())),
-            CcConfig::Lp(c) => Box::new(Lp::new(c.clone())),
-            CcConfig::Nice(c) => Box::new(Nice::new(c.clone())),
-            CcConfig::Ledbat(c) => Box::new(Ledbat::new(c.clone())),
+            CcConfig::NewReno => Controller::NewReno(NewReno::default()),
+            CcConfig::Cubic(c) => Controller::Cubic(Cubic::new(c.clone())),
+            CcConfig::Vegas(c) => Controller::Vegas(Vegas::new(c.clone())),
+            CcConfig::Lp(c) => Controller::Lp(Lp::new(c.clone())),
+            CcConfig::Nice(c) => Controller::Nice(Nice::new(c.clone())),
+            CcConfig::Ledbat(c) => Controller::Ledbat(Ledbat::new(c.clone())),
         }
     }
 

@@ -17,7 +17,7 @@ use super::receiver::TcpReceiver;
 use super::sack::SackBlocks;
 use super::segment::{Flags, Segment, Timestamps};
 use super::sender::TcpSender;
-use crate::cc::CongestionControl;
+use crate::cc::Controller;
 
 const SYN_RETRIES: u32 = 6;
 const SYNACK_RETRIES: u32 = 5;
@@ -56,7 +56,7 @@ pub struct TcpConnection {
 }
 
 impl TcpConnection {
-    fn new(cfg: Arc<TcpConfig>, cc: Box<dyn CongestionControl>, state: TcpState) -> Self {
+    fn new(cfg: Arc<TcpConfig>, cc: impl Into<Controller>, state: TcpState) -> Self {
         TcpConnection {
             tx: TcpSender::new(cfg.clone(), cc),
             rx: TcpReceiver::new(cfg.clone()),
@@ -81,12 +81,12 @@ impl TcpConnection {
 
     /// An active opener: sends a SYN at its first transmission opportunity.
     /// `cfg` may be shared (`Arc<TcpConfig>`) by many connections.
-    pub fn connect(cfg: impl Into<Arc<TcpConfig>>, cc: Box<dyn CongestionControl>) -> Self {
+    pub fn connect(cfg: impl Into<Arc<TcpConfig>>, cc: impl Into<Controller>) -> Self {
         Self::new(cfg.into(), cc, TcpState::SynSent)
     }
 
     /// A passive opener waiting for a SYN.
-    pub fn listen(cfg: impl Into<Arc<TcpConfig>>, cc: Box<dyn CongestionControl>) -> Self {
+    pub fn listen(cfg: impl Into<Arc<TcpConfig>>, cc: impl Into<Controller>) -> Self {
         Self::new(cfg.into(), cc, TcpState::Listen)
     }
 

@@ -28,7 +28,7 @@ use super::config::TcpConfig;
 use super::rtt::RttEstimator;
 use super::sack::{SackBlocks, Scoreboard};
 use super::segment::{Flags, Segment, Timestamps};
-use crate::cc::{AckSample, CongestionControl, Window};
+use crate::cc::{AckSample, CongestionControl, Controller, Window};
 
 /// Counters of one sender. Bytes are payload bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -60,7 +60,7 @@ pub struct TcpInfo {
 /// The sending half of a TCP connection.
 pub struct TcpSender {
     cfg: Arc<TcpConfig>,
-    cc: Box<dyn CongestionControl>,
+    cc: Controller,
     w: Window,
     /// Oldest unacknowledged byte.
     snd_una: u64,
@@ -98,7 +98,7 @@ pub struct TcpSender {
 }
 
 impl TcpSender {
-    pub fn new(cfg: impl Into<Arc<TcpConfig>>, cc: Box<dyn CongestionControl>) -> Self {
+    pub fn new(cfg: impl Into<Arc<TcpConfig>>, cc: impl Into<Controller>) -> Self {
         let cfg: Arc<TcpConfig> = cfg.into();
         let iw = cfg.initial_window as u64 * cfg.mss as u64;
         let ssthresh = if cfg.slow_start { u64::MAX } else { iw };
@@ -107,7 +107,7 @@ impl TcpSender {
             w: Window { cwnd: iw, ssthresh, mss: cfg.mss },
             peer_window: cfg.receive_window,
             cfg,
-            cc,
+            cc: cc.into(),
             snd_una: 0,
             snd_nxt: 0,
             snd_max: 0,

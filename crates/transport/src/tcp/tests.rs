@@ -329,7 +329,8 @@ fn a_window_below_one_segment_sends_one_segment_every_one_over_w_rtts() {
             w.cwnd = w.mss as u64 / 4;
         }
     }
-    let mut s = TcpSender::new(TcpConfig { initial_window: 1, ..cfg() }, Box::new(Quarter));
+    let mut s =
+        TcpSender::new(TcpConfig { initial_window: 1, ..cfg() }, crate::cc::Controller::Other(Box::new(Quarter)));
     s.write(100 * MSS);
     assert_eq!(seqs(&drain(&mut s, ms(0))), vec![0]);
     s.handle_ack(ms(100), &ack(MSS, ms(50), ms(0))); // RTT 100 ms; window now 1/4 segment
