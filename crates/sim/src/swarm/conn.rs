@@ -39,15 +39,21 @@ impl Default for EpTimer {
 }
 
 /// Side 0 dialled (initiator), side 1 accepted.
+///
+/// `repr(C)` keeps the fields every packet reads (peers, slots, flags, where
+/// the next frame ends) together in the first cache line, ahead of the two
+/// endpoints and the counters only reports read.
+#[repr(C)]
 pub(crate) struct Conn {
     pub peer: [u32; 2],
-    pub ep: [TcpConnection; 2],
-    /// Frames written by side `s`, with the stream offset where each ends.
-    pub frames: [VecDeque<(u64, Frame)>; 2],
-    /// Stream bytes written by side `s`.
-    pub written: [u64; 2],
     /// The client slot of each side (`NO_SLOT` before accept / after close).
     pub slot: [u32; 2],
+    /// Stream offset where the first frame still unread in side `s`'s
+    /// stream ends (`u64::MAX`: none); a copy of `frames[s].front()`'s, kept
+    /// here so most segments need not look at the queue.
+    pub next_end: [u64; 2],
+    /// Stream bytes written by side `s`.
+    pub written: [u64; 2],
     /// The side's socket said "not flushed": tell its client when it drains.
     pub blocked: [bool; 2],
     /// The initiator's client has been told the connection is up.
@@ -55,6 +61,9 @@ pub(crate) struct Conn {
     /// The acceptor's client has been asked (accept or refuse).
     pub asked: bool,
     pub last_send: [Option<Time>; 2],
+    pub ep: [TcpConnection; 2],
+    /// Frames written by side `s`, with the stream offset where each ends.
+    frames: [VecDeque<(u64, Frame)>; 2],
     /// Block payload bytes framed by side `s` (piece messages).
     pub piece_bytes: [u64; 2],
     /// IP bytes sent by side `s`.
@@ -67,14 +76,15 @@ impl Conn {
     pub fn new(now: Time, a: u32, b: u32, ep: [TcpConnection; 2]) -> Self {
         Conn {
             peer: [a, b],
-            ep,
-            frames: [VecDeque::new(), VecDeque::new()],
-            written: [0; 2],
             slot: [NO_SLOT; 2],
+            next_end: [u64::MAX; 2],
+            written: [0; 2],
             blocked: [false; 2],
             connected: false,
             asked: false,
             last_send: [None; 2],
+            ep,
+            frames: [VecDeque::new(), VecDeque::new()],
             piece_bytes: [0; 2],
             wire_bytes: [0; 2],
             opened: now,
@@ -89,6 +99,21 @@ impl Conn {
             self.piece_bytes[s] += length as u64;
         }
         let end = self.written[s] + f.wire_len() as u64;
+        if self.frames[s].is_empty() {
+            self.next_end[s] = end;
+        }
         self.frames[s].push_back((end, f));
+    }
+
+    /// The next frame of side `s`'s stream if the reader has all of it:
+    /// `delivered` stream bytes have arrived in order.
+    #[inline]
+    pub fn take_frame(&mut self, s: usize, delivered: u64) -> Option<Frame> {
+        if self.next_end[s] > delivered {
+            return None;
+        }
+        let (_, f) = self.frames[s].pop_front().expect("next_end marks a queued frame");
+        self.next_end[s] = self.frames[s].front().map_or(u64::MAX, |&(end, _)| end);
+        Some(f)
     }
 }

@@ -597,12 +597,9 @@ impl SwarmWorld {
                     break;
                 }
                 let delivered = c.ep[s].receiver().delivered();
-                match c.frames[1 - s].front() {
-                    Some(&(end, _)) if end <= delivered => {
-                        let (_, f) = c.frames[1 - s].pop_front().expect("a front");
-                        self.with_client(now, peer, |cl, io| cl.on_frame(now, slot, f, io));
-                    }
-                    _ => break,
+                match c.take_frame(1 - s, delivered) {
+                    Some(f) => self.with_client(now, peer, |cl, io| cl.on_frame(now, slot, f, io)),
+                    None => break,
                 }
             }
             let c = &mut self.conns[ci as usize];
