@@ -48,15 +48,18 @@ impl LinkConfig {
 }
 
 /// Counters of one link. Bytes are wire bytes (headers included).
+///
+/// `repr(C)`: the four counters every packet updates come first (see [`Link`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
 pub struct LinkStats {
     pub arrived_packets: u64,
     pub arrived_bytes: u64,
-    pub dropped_packets: u64,
-    pub dropped_bytes: u64,
     /// Packets dequeued for the wire (including those that found the link idle).
     pub served_packets: u64,
     pub served_bytes: u64,
+    pub dropped_packets: u64,
+    pub dropped_bytes: u64,
     /// Sum over dequeued packets of the time each waited in the queue (ns).
     pub wait_ns: u128,
     /// Sum over dequeued packets of wire bytes x time waited (byte-ns): divided
@@ -96,8 +99,16 @@ struct Waiting {
 }
 
 /// One direction of an access link.
+///
+/// The layout puts what a packet on an unlimited link reads and writes (the
+/// capacity, the delay, the first four counters) in the first cache line.
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub struct Link {
+    /// Copies of `cfg.capacity_bps` and `cfg.delay`, kept hot.
+    capacity_bps: Option<u64>,
+    delay: Duration,
+    stats: LinkStats,
     cfg: LinkConfig,
     waiting: VecDeque<Waiting>,
     waiting_bytes: u64,
@@ -105,7 +116,6 @@ pub struct Link {
     busy_until: Time,
     /// Finish time of the last packet dequeued.
     last_finish: Time,
-    stats: LinkStats,
     log: Option<QueueLog>,
     /// Arrival times of dropped packets not yet accounted in the log.
     pending_drops: VecDeque<Time>,
@@ -115,6 +125,8 @@ pub struct Link {
 impl Link {
     pub fn new(cfg: LinkConfig) -> Self {
         Link {
+            capacity_bps: cfg.capacity_bps,
+            delay: cfg.delay,
             cfg,
             waiting: VecDeque::new(),
             waiting_bytes: 0,
@@ -144,10 +156,10 @@ impl Link {
     pub fn offer(&mut self, now: Time, bytes: u32) -> Offer {
         self.stats.arrived_packets += 1;
         self.stats.arrived_bytes += bytes as u64;
-        let Some(rate) = self.cfg.capacity_bps else {
+        let Some(rate) = self.capacity_bps else {
             self.stats.served_packets += 1;
             self.stats.served_bytes += bytes as u64;
-            return Offer::Departs { dequeue: now, arrival: now + self.cfg.delay };
+            return Offer::Departs { dequeue: now, arrival: now + self.delay };
         };
         self.retire(now);
         let would_wait = self.busy_until > now;
@@ -170,7 +182,7 @@ impl Link {
         } else {
             self.dequeued(entry);
         }
-        Offer::Departs { dequeue, arrival: finish + self.cfg.delay }
+        Offer::Departs { dequeue, arrival: finish + self.delay }
     }
 
     #[inline]
@@ -248,7 +260,7 @@ impl Link {
 
     /// Capacity in bit/s (`None`: unlimited).
     pub fn capacity_bps(&self) -> Option<u64> {
-        self.cfg.capacity_bps
+        self.capacity_bps
     }
 }
 

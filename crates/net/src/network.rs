@@ -180,7 +180,7 @@ impl Network {
             Offer::Departs { arrival, .. } => {
                 let t = arrival + self.latency.one_way(src, dst);
                 let down = &mut self.links[self.hosts[dst.0 as usize].downlink.0 as usize];
-                if down.config().capacity_bps.is_none() {
+                if down.capacity_bps().is_none() {
                     // No queue and no serialisation: the downlink only adds its
                     // delay, so the packet's arrival at the host is known now.
                     match down.offer(t, bytes) {

@@ -8,12 +8,14 @@ use torrentlab_engine::Time;
 use super::conn::BlockRef;
 use super::{Client, Io, Note};
 use crate::bitfield::Bitfield;
-use crate::picker::Arrival;
+use crate::choker::Choker;
+use crate::limiter::UploadLimiter;
+use crate::picker::{Arrival, Picker};
 use crate::torrent::BLOCK;
 use crate::tracker::AnnounceEvent;
 use crate::wire::Message;
 
-impl Client {
+impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     pub(super) fn got_bitfield(&mut self, now: Time, slot: u32, b: Bitfield, io: &mut dyn Io) {
         if b.len() != self.torrent.pieces() {
             let link = self.conn(slot).link;
@@ -179,17 +181,19 @@ impl Client {
         if self.picker.in_end_game() {
             return;
         }
-        let mut slots: Vec<u32> =
-            self.connections().filter(|(_, c)| c.ready() && !c.remote_choking).map(|(s, _)| s).collect();
+        let mut slots = std::mem::take(&mut self.slots);
+        slots.clear();
+        slots.extend(self.connections().filter(|(_, c)| c.ready() && !c.remote_choking).map(|(s, _)| s));
         for i in (1..slots.len()).rev() {
             let j = self.rng.range_inclusive(0, i as u64) as usize;
             slots.swap(i, j);
         }
-        for s in slots {
+        for &s in &slots {
             if self.conns[s as usize].is_some() {
                 self.request_more(now, s, io);
             }
         }
+        self.slots = slots;
     }
 
     pub(super) fn got_piece(&mut self, now: Time, slot: u32, piece: u32, begin: u32, length: u32, io: &mut dyn Io) {

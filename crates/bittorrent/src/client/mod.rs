@@ -112,14 +112,17 @@ pub struct ClientStats {
     pub requests_while_choked: u64,
 }
 
-/// One peer's BitTorrent client.
-pub struct Client {
+/// One peer's BitTorrent client, with its piece picker, choker and upload
+/// limiter as type parameters: mainline 4.0.x's by default ([`Client::new`]),
+/// others through [`Client::with_policies`]. Held inline rather than boxed,
+/// they share the client's memory and their calls are static.
+pub struct Client<P = PiecePicker, C = MainlineChoker, L = RateLimiter> {
     pub id: u32,
     cfg: ClientConfig,
     torrent: Torrent,
-    picker: Box<dyn Picker>,
-    choker: Box<dyn Choker + Send>,
-    limiter: Box<dyn UploadLimiter>,
+    picker: P,
+    choker: C,
+    limiter: L,
     conns: Vec<Option<PeerConn>>,
     free: Vec<u32>,
     /// Peers from the tracker not dialled yet (`spares`, at most `max_initiate`).
@@ -135,6 +138,8 @@ pub struct Client {
     /// Shuffles (end game, requests after a choke).
     rng: EntityRng,
     scratch: Vec<(u32, u32)>,
+    /// Connection slots, reused by `let_go`.
+    slots: Vec<u32>,
     /// Rechoke scratch: the views and the choker's decisions.
     views: Vec<PeerView>,
     decisions: Vec<Decision>,
@@ -142,17 +147,35 @@ pub struct Client {
 }
 
 impl Client {
-    /// A client that starts as a seed (`seed`) or with nothing. `rngs`: the
-    /// picker's, the choker's and the client's own streams.
+    /// A mainline 4.0.x client that starts as a seed (`seed`) or with
+    /// nothing. `rngs`: the picker's, the choker's and the client's own streams.
     pub fn new(id: u32, cfg: ClientConfig, torrent: Torrent, seed: bool, rngs: [EntityRng; 3]) -> Self {
         let [picker_rng, choker_rng, rng] = rngs;
         let picker =
             if seed { PiecePicker::complete(&torrent, picker_rng) } else { PiecePicker::new(&torrent, picker_rng) };
-        let picker: Box<dyn Picker> = Box::new(picker);
+        let choker = MainlineChoker::new(cfg.upload_slots);
+        let limiter = RateLimiter::new(cfg.upload_rate);
+        Client::with_policies(id, cfg, torrent, [choker_rng, rng], picker, choker, limiter)
+    }
+}
+
+impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
+    /// A client with the given policies. `rngs`: the choker's (ring
+    /// positions) and the client's own streams.
+    pub fn with_policies(
+        id: u32,
+        cfg: ClientConfig,
+        torrent: Torrent,
+        rngs: [EntityRng; 2],
+        picker: P,
+        choker: C,
+        limiter: L,
+    ) -> Self {
+        let [choker_rng, rng] = rngs;
         Client {
             id,
-            choker: Box::new(MainlineChoker::new(cfg.upload_slots)),
-            limiter: Box::new(RateLimiter::new(cfg.upload_rate)),
+            choker,
+            limiter,
             cfg,
             torrent,
             picker,
@@ -168,6 +191,7 @@ impl Client {
             choker_rng,
             rng,
             scratch: Vec::new(),
+            slots: Vec::new(),
             views: Vec::new(),
             decisions: Vec::new(),
             stats: ClientStats::default(),
@@ -186,8 +210,8 @@ impl Client {
         self.picker.have().count()
     }
 
-    pub fn picker(&self) -> &dyn Picker {
-        self.picker.as_ref()
+    pub fn picker(&self) -> &P {
+        &self.picker
     }
 
     pub fn completed_at(&self) -> Option<Time> {

@@ -6,10 +6,13 @@
 use torrentlab_engine::Time;
 
 use super::{Client, Frame, Io, Note, PeerConn};
+use crate::choker::Choker;
+use crate::limiter::UploadLimiter;
+use crate::picker::Picker;
 use crate::torrent::BLOCK;
 use crate::wire::Message;
 
-impl Client {
+impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     pub(super) fn got_request(&mut self, now: Time, slot: u32, piece: u32, begin: u32, length: u32, io: &mut dyn Io) {
         if self.cref(slot).am_choking {
             self.stats.requests_while_choked += 1;
