@@ -40,9 +40,9 @@ impl Default for EpTimer {
 
 /// Side 0 dialled (initiator), side 1 accepted.
 ///
-/// `repr(C)` keeps the fields every packet reads (peers, slots, flags, where
-/// the next frame ends) together in the first cache line, ahead of the two
-/// endpoints and the counters only reports read.
+/// `repr(C)` keeps the fields every packet reads or writes (peers, slots,
+/// flags, where the next frame ends, send counters) together in the first two
+/// cache lines, ahead of the two endpoints and what only reports read.
 #[repr(C)]
 pub(crate) struct Conn {
     pub peer: [u32; 2],
@@ -61,13 +61,13 @@ pub(crate) struct Conn {
     /// The acceptor's client has been asked (accept or refuse).
     pub asked: bool,
     pub last_send: [Option<Time>; 2],
+    /// IP bytes sent by side `s`.
+    pub wire_bytes: [u64; 2],
     pub ep: [TcpConnection; 2],
     /// Frames written by side `s`, with the stream offset where each ends.
     frames: [VecDeque<(u64, Frame)>; 2],
     /// Block payload bytes framed by side `s` (piece messages).
     pub piece_bytes: [u64; 2],
-    /// IP bytes sent by side `s`.
-    pub wire_bytes: [u64; 2],
     pub opened: Time,
     pub closed: [Option<Time>; 2],
 }
