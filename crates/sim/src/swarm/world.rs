@@ -298,7 +298,10 @@ impl SwarmWorld {
         // Packets from one source to one latency group leave in send order
         // (a FIFO uplink) and all take the same delay, so they arrive in send
         // order too: they can share a lane. With unlimited uplinks the source
-        // side only matters through its group.
+        // side only matters through its group. This relies on every host
+        // having the same access links (`hosts` above); a lane that went back
+        // in time would trip the event queue's check.
+        debug_assert!(hosts.windows(2).all(|w| w[0] == w[1]), "lanes assume identical access links");
         let group_of = |h: usize| match &latency {
             Latency::Groups { of_host, .. } => of_host[h] as u32,
             _ => 0,
