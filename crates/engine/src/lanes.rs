@@ -20,12 +20,6 @@ impl<E> Lanes<E> {
         Lanes { lanes: (0..count).map(|_| VecDeque::new()).collect(), len: 0 }
     }
 
-    /// Adds an empty lane; returns its index.
-    pub fn add_lane(&mut self) -> usize {
-        self.lanes.push(VecDeque::new());
-        self.lanes.len() - 1
-    }
-
     /// Appends an event to `lane`. Returns true when the lane was empty: the
     /// caller must then schedule the lane's head at `time`.
     ///

@@ -17,6 +17,7 @@ mod report;
 pub mod scenario;
 pub mod swarm;
 pub mod table;
+mod timer;
 mod world;
 
 pub use report::RunOutput;

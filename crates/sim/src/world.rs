@@ -12,6 +12,7 @@ use torrentlab_transport::utp::{UtpSocket, Variant};
 
 use crate::recorder::Recorder;
 use crate::scenario::{ClockOffsets, Scenario, StartSpec};
+use crate::timer::Timer;
 
 /// RNG stream kind tag for flows (see [`EntityId::new`]).
 const RNG_KIND_FLOW: u16 = 2;
@@ -85,12 +86,6 @@ pub(crate) struct Flow {
     pub wire_bytes_reverse: u64,
 }
 
-#[derive(Clone, Copy, Default)]
-struct TimerSlot {
-    at: Option<Time>,
-    gen: u32,
-}
-
 /// Counters a benchmark reports.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Perf {
@@ -111,7 +106,7 @@ pub(crate) struct World {
     lanes: Lanes<InFlight>,
     n_flows: usize,
     pub flows: Vec<Flow>,
-    timers: Vec<TimerSlot>,
+    timers: Vec<Timer>,
     pub end: Time,
     pub bottleneck: LinkId,
     pub bottleneck_rate: u64,
@@ -235,7 +230,7 @@ impl World {
         if sc.metrics.sample_interval.is_some() {
             q.schedule(Time::ZERO, Ev::Sample);
         }
-        let timers = vec![TimerSlot::default(); flows.len() * 2];
+        let timers = vec![Timer::default(); flows.len() * 2];
         World {
             q,
             lanes: Lanes::new(flows.len() * 2 + hosts.len()),
@@ -334,11 +329,9 @@ impl World {
     }
 
     fn timer(&mut self, now: Time, ep: u32, gen: u32) {
-        let slot = &mut self.timers[ep as usize];
-        if slot.gen != gen {
+        if !self.timers[ep as usize].fire(gen) {
             return; // superseded by an earlier timer
         }
-        slot.at = None;
         let fi = (ep / 2) as usize;
         if ep.is_multiple_of(2) {
             self.flows[fi].sender.handle_timeout(now);
@@ -351,15 +344,11 @@ impl World {
 
     /// Makes sure a timer event fires no later than `deadline`. A deadline that
     /// moved later keeps the earlier event, which then fires harmlessly and
-    /// re-arms: one heap operation per timeout period, not per ACK.
+    /// re-arms (see [`Timer`]).
     #[inline]
     fn arm(&mut self, ep: usize, deadline: Option<Time>) {
-        let Some(d) = deadline else { return };
-        let slot = &mut self.timers[ep];
-        if slot.at.is_none_or(|t| d < t) {
-            slot.gen = slot.gen.wrapping_add(1);
-            slot.at = Some(d);
-            self.q.schedule(d.max(self.q.now()), Ev::Timer { ep: ep as u32, gen: slot.gen });
+        if let (Some(d), Some(gen)) = (deadline, self.timers[ep].arm(deadline)) {
+            self.q.schedule(d.max(self.q.now()), Ev::Timer { ep: ep as u32, gen });
         }
     }
 

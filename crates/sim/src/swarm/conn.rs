@@ -12,32 +12,6 @@ use torrentlab_transport::tcp::TcpConnection;
 /// No client slot.
 pub(crate) const NO_SLOT: u32 = u32::MAX;
 
-#[derive(Clone, Copy, Default)]
-pub(crate) struct TimerSlot {
-    pub at: Option<Time>,
-    pub gen: u32,
-}
-
-/// An endpoint's timer, kept apart from the connection so that checking a
-/// firing touches 24 bytes, not the connection. `at` is when the queued event
-/// fires (`NEVER`: none queued); `want` is the endpoint's own deadline as of
-/// its last drive, which may have moved later since the event was queued.
-#[derive(Clone, Copy)]
-pub(crate) struct EpTimer {
-    pub at: Time,
-    pub want: Time,
-    pub gen: u32,
-}
-
-/// No deadline.
-pub(crate) const NEVER: Time = Time(u64::MAX);
-
-impl Default for EpTimer {
-    fn default() -> Self {
-        EpTimer { at: NEVER, want: NEVER, gen: 0 }
-    }
-}
-
 /// Side 0 dialled (initiator), side 1 accepted.
 ///
 /// `repr(C)` keeps the fields every packet reads or writes (peers, slots,

@@ -16,9 +16,10 @@ use torrentlab_net::{HostConfig, HostId, Latency, Network, Transit};
 use torrentlab_transport::cc::CcConfig;
 use torrentlab_transport::tcp::{Segment, TcpConfig, TcpConnection, TcpState};
 
-use super::conn::{Conn, EpTimer, NEVER, NO_SLOT};
+use super::conn::{Conn, NO_SLOT};
 use super::recorder::SwarmRecorder;
 use crate::scenario::swarm::{Departure, JoinSpec, SwarmScenario};
+use crate::timer::{Firing, Timer};
 
 /// RNG stream kinds (see [`EntityId::new`]).
 const RNG_PICKER: u16 = 20;
@@ -99,7 +100,7 @@ pub(crate) struct Peer {
     pub departure: Departure,
     pub joined: bool,
     pub left: Option<Time>,
-    pub timer: super::conn::TimerSlot,
+    pub timer: Timer,
     /// Log this peer's sends.
     pub log_sends: bool,
 }
@@ -118,7 +119,7 @@ struct Wires<'a> {
     now: Time,
     peer: u32,
     conns: &'a mut Vec<Conn>,
-    ep_timers: &'a mut Vec<EpTimer>,
+    ep_timers: &'a mut Vec<Timer>,
     proto: &'a [(Arc<TcpConfig>, CcConfig)],
     class_of: &'a [usize],
     /// The peer's sends go to the send log.
@@ -147,7 +148,7 @@ impl Io for Wires<'_> {
         let mut c = Conn::new(self.now, self.peer, remote, ep);
         c.slot[0] = slot;
         self.conns.push(c);
-        self.ep_timers.extend([EpTimer::default(); 2]);
+        self.ep_timers.extend([Timer::default(); 2]);
         self.pending.dirty.push((id, 0));
         id * 2
     }
@@ -212,7 +213,7 @@ pub(crate) struct SwarmWorld {
     host_lanes: Lanes<InFlight>,
     pub conns: Vec<Conn>,
     /// Endpoint timers, at `2 x conn + side`.
-    ep_timers: Vec<EpTimer>,
+    ep_timers: Vec<Timer>,
     pub peers: Vec<Peer>,
     class_of: Vec<usize>,
     proto: Vec<(Arc<TcpConfig>, CcConfig)>,
@@ -376,27 +377,18 @@ impl SwarmWorld {
                     self.hop(now, x);
                 }
                 Ev::EpTimer { conn, side, gen } => {
-                    let t = &mut self.ep_timers[2 * conn as usize + side as usize];
-                    if t.gen != gen {
-                        continue; // re-armed earlier since
-                    }
-                    if t.want > now {
-                        // The deadline moved later (or went away) since this
-                        // was queued: nothing is due, so only follow it.
-                        t.at = t.want;
-                        if t.want != NEVER {
-                            self.q.schedule(t.want, Ev::EpTimer { conn, side, gen });
+                    // Every change of an endpoint's deadline goes through `drive`.
+                    match self.ep_timers[2 * conn as usize + side as usize].fire_following(gen, now) {
+                        Firing::Stale => {}
+                        Firing::Moved(t) => self.q.schedule(t, Ev::EpTimer { conn, side, gen }),
+                        Firing::Due => {
+                            self.conns[conn as usize].ep[side as usize].handle_timeout(now);
+                            self.after_segment(now, conn, side as usize);
                         }
-                        continue;
                     }
-                    t.at = NEVER;
-                    self.conns[conn as usize].ep[side as usize].handle_timeout(now);
-                    self.after_segment(now, conn, side as usize);
                 }
                 Ev::ClientTimer { peer, gen } => {
-                    let p = &mut self.peers[peer as usize];
-                    if p.timer.gen == gen {
-                        p.timer.at = None;
+                    if self.peers[peer as usize].timer.fire(gen) {
                         self.with_client(now, peer, |c, io| c.handle_timeout(now, io));
                     }
                 }
@@ -484,10 +476,7 @@ impl SwarmWorld {
     fn arm_client(&mut self, peer: u32) {
         let p = &mut self.peers[peer as usize];
         let Some(d) = p.client.poll_timeout() else { return };
-        if p.timer.at.is_none_or(|t| d < t) {
-            p.timer.gen = p.timer.gen.wrapping_add(1);
-            p.timer.at = Some(d);
-            let gen = p.timer.gen;
+        if let Some(gen) = p.timer.arm(Some(d)) {
             self.q.schedule(d.max(self.q.now()), Ev::ClientTimer { peer, gen });
         }
     }
@@ -510,13 +499,8 @@ impl SwarmWorld {
                 Transit::AtHost { time, .. } => self.enqueue(lane, time, InFlight { hop: Hop::Host, pkt }),
             }
         }
-        let d = self.conns[ci as usize].ep[s].poll_timeout().unwrap_or(NEVER);
-        let t = &mut self.ep_timers[2 * ci as usize + s];
-        t.want = d;
-        if d < t.at {
-            t.gen = t.gen.wrapping_add(1);
-            t.at = d;
-            let gen = t.gen;
+        let d = self.conns[ci as usize].ep[s].poll_timeout();
+        if let (Some(d), Some(gen)) = (d, self.ep_timers[2 * ci as usize + s].arm(d)) {
             self.q.schedule(d.max(now), Ev::EpTimer { conn: ci, side: s as u8, gen });
         }
     }
