@@ -40,24 +40,6 @@ pub trait UploadLimiter: Send {
     fn try_send(&mut self, now: Time, check_time: bool, send: &mut dyn FnMut(u32, u32) -> (u32, bool));
 }
 
-impl UploadLimiter for RateLimiter {
-    fn due(&self) -> Option<Time> {
-        RateLimiter::due(self)
-    }
-    fn contains(&self, conn: u32) -> bool {
-        RateLimiter::contains(self, conn)
-    }
-    fn remove(&mut self, conn: u32) {
-        RateLimiter::remove(self, conn)
-    }
-    fn queue(&mut self, now: Time, conn: u32, send: &mut dyn FnMut(u32, u32) -> (u32, bool)) {
-        RateLimiter::queue(self, now, conn, send)
-    }
-    fn try_send(&mut self, now: Time, check_time: bool, send: &mut dyn FnMut(u32, u32) -> (u32, bool)) {
-        RateLimiter::try_send(self, now, check_time, send)
-    }
-}
-
 /// The round-robin upload rate limiter of one client. Connections are the
 /// caller's ids.
 #[derive(Clone, Debug)]
@@ -88,22 +70,23 @@ impl RateLimiter {
         self.unit
     }
 
-    /// When [`RateLimiter::try_send`] should next run.
-    pub fn due(&self) -> Option<Time> {
-        self.due
-    }
-
     /// Connections waiting for their turn, front first.
     pub fn ring(&self) -> impl Iterator<Item = u32> + '_ {
         self.ring.iter().copied()
     }
+}
 
-    pub fn contains(&self, conn: u32) -> bool {
+impl UploadLimiter for RateLimiter {
+    fn due(&self) -> Option<Time> {
+        self.due
+    }
+
+    fn contains(&self, conn: u32) -> bool {
         self.ring.contains(&conn)
     }
 
     /// A connection drops out (closed): it leaves the ring.
-    pub fn remove(&mut self, conn: u32) {
+    fn remove(&mut self, conn: u32) {
         self.ring.retain(|&c| c != conn);
         if self.ring.is_empty() {
             self.due = None;
@@ -114,7 +97,7 @@ impl RateLimiter {
     /// ring at the back. Joining an empty ring runs `try_send` at once.
     /// `send(conn, max)` writes up to `max` bytes and returns (bytes written,
     /// socket still flushed).
-    pub fn queue(&mut self, now: Time, conn: u32, send: &mut dyn FnMut(u32, u32) -> (u32, bool)) {
+    fn queue(&mut self, now: Time, conn: u32, send: &mut dyn FnMut(u32, u32) -> (u32, bool)) {
         debug_assert!(!self.ring.contains(&conn), "a connection is queued once");
         let was_empty = self.ring.is_empty();
         self.ring.push_back(conn);
@@ -124,7 +107,7 @@ impl RateLimiter {
     }
 
     /// Mainline `try_send`: writes while the rate allows.
-    pub fn try_send(&mut self, now: Time, check_time: bool, send: &mut dyn FnMut(u32, u32) -> (u32, bool)) {
+    fn try_send(&mut self, now: Time, check_time: bool, send: &mut dyn FnMut(u32, u32) -> (u32, bool)) {
         self.due = None;
         self.debt -= now.saturating_since(self.last).as_secs_f64() * self.rate;
         self.last = now;
