@@ -12,6 +12,7 @@
 //!
 //! Same scenario + same seed => identical output, bit for bit.
 
+mod hugepages;
 mod recorder;
 mod report;
 pub mod scenario;

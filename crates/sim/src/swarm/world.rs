@@ -18,6 +18,7 @@ use torrentlab_transport::tcp::{Segment, TcpConfig, TcpConnection, TcpState};
 
 use super::conn::{Conn, NO_SLOT};
 use super::recorder::SwarmRecorder;
+use crate::hugepages;
 use crate::scenario::swarm::{Departure, JoinSpec, SwarmScenario};
 use crate::timer::{Firing, Timer};
 
@@ -147,7 +148,7 @@ impl Io for Wires<'_> {
         let id = self.conns.len() as u32;
         let mut c = Conn::new(self.now, self.peer, remote, ep);
         c.slot[0] = slot;
-        self.conns.push(c);
+        hugepages::push(self.conns, c);
         self.ep_timers.extend([Timer::default(); 2]);
         self.pending.dirty.push((id, 0));
         id * 2
@@ -324,6 +325,11 @@ impl SwarmWorld {
         }
         let n = peers.len();
         let rec = SwarmRecorder::new(&sc.metrics, n);
+        // Every connection is dialled by someone: room for each peer's
+        // initiations up front, on huge pages from the first touch.
+        let dials: usize = peers.iter().map(|p| p.client.config().max_initiate as usize).sum();
+        let conns = Vec::with_capacity(dials);
+        hugepages::advise(&conns);
         SwarmWorld {
             q,
             net,
@@ -332,7 +338,7 @@ impl SwarmWorld {
             lane_dst,
             lane_dsts,
             host_lanes: Lanes::new(n),
-            conns: Vec::new(),
+            conns,
             ep_timers: Vec::new(),
             leechers_left: peers.iter().filter(|p| !p.seed).count(),
             peers,
