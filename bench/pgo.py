@@ -35,15 +35,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "build_backend"))
-from torrentlab_build import source_digest  # noqa: E402  (the backend checks the same digest)
+from torrentlab_build import rustc_info, source_digest  # noqa: E402  (the backend reads both the same way)
 
 OUT = ROOT / "pgo"
 CCS = ["newreno", "cubic", "vegas", "lp", "nice", "ledbat"]
-
-
-def rustc_info() -> dict[str, str]:
-    out = subprocess.run(["rustc", "-vV"], capture_output=True, text=True, check=True).stdout
-    return dict(line.split(": ", 1) for line in out.splitlines() if ": " in line)
 
 
 def profdata_tool(info: dict[str, str]) -> Path:
@@ -94,6 +89,8 @@ for f in sys.argv[1:]:
 
 def main() -> int:
     info = rustc_info()
+    if not info:
+        sys.exit("error: rustc not found")
     tool = profdata_tool(info)
     with tempfile.TemporaryDirectory(prefix="torrentlab-pgo-") as t:
         tmp = Path(t)

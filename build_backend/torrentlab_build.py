@@ -41,15 +41,18 @@ def _read_meta() -> dict[str, str]:
     return meta
 
 
-def _rustc_llvm_major() -> str | None:
+def rustc_info() -> dict[str, str]:
+    """`rustc -vV` as a dict ("release", "host", "LLVM version", ...); empty without rustc."""
     try:
         out = subprocess.run(["rustc", "-vV"], capture_output=True, text=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError):
-        return None
-    for line in out.splitlines():
-        if line.startswith("LLVM version: "):
-            return line.split(": ", 1)[1].split(".")[0]
-    return None
+        return {}
+    return dict(line.split(": ", 1) for line in out.splitlines() if ": " in line)
+
+
+def _rustc_llvm_major() -> str | None:
+    llvm = rustc_info().get("LLVM version")
+    return llvm.split(".")[0] if llvm else None
 
 
 def pgo_flags() -> tuple[list[str], str]:

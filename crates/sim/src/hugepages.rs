@@ -10,21 +10,27 @@
 /// Bytes in a huge page on x86-64 and most arm64 kernels.
 const HUGE: usize = 2 << 20;
 
+/// The whole huge pages inside `bytes` bytes from address `start`, as
+/// (first address, length); `None` if there is none.
+fn huge_range(start: usize, bytes: usize) -> Option<(usize, usize)> {
+    let (a, b) = ((start + HUGE - 1) & !(HUGE - 1), (start + bytes) & !(HUGE - 1));
+    (b > a).then(|| (a, b - a))
+}
+
 /// Asks for huge pages under the 2 MiB-aligned part of `v`'s buffer.
 pub(crate) fn advise<T>(v: &Vec<T>) {
-    let start = v.as_ptr() as usize;
-    let end = start + v.capacity() * std::mem::size_of::<T>();
-    let (a, b) = ((start + HUGE - 1) & !(HUGE - 1), end & !(HUGE - 1));
-    if b <= a {
+    let Some((a, len)) = huge_range(v.as_ptr() as usize, v.capacity() * std::mem::size_of::<T>()) else {
         return;
-    }
+    };
     #[cfg(target_os = "linux")]
     // SAFETY: the range lies inside `v`'s live allocation; MADV_HUGEPAGE only
     // changes how the kernel backs it, not its contents. A refusal (THP off)
     // is harmless and ignored.
     unsafe {
-        libc::madvise(a as *mut libc::c_void, b - a, libc::MADV_HUGEPAGE);
+        libc::madvise(a as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
     }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (a, len);
 }
 
 /// Pushes `x` onto `v`, asking for huge pages whenever the buffer moves.
@@ -48,6 +54,18 @@ mod tests {
             push(&mut v, i);
         }
         assert!(v.iter().enumerate().all(|(i, &x)| x == i as u64));
+    }
+
+    #[test]
+    fn only_whole_aligned_huge_pages_inside_the_buffer_are_advised() {
+        assert_eq!(huge_range(HUGE, 3 * HUGE), Some((HUGE, 3 * HUGE)));
+        assert_eq!(
+            huge_range(HUGE + 1, 3 * HUGE),
+            Some((2 * HUGE, 2 * HUGE)),
+            "partial pages at both ends are left out"
+        );
+        assert_eq!(huge_range(HUGE + 1, HUGE), None, "straddles a boundary without covering a page");
+        assert_eq!(huge_range(0, HUGE - 1), None);
     }
 
     #[test]
