@@ -1,11 +1,16 @@
 //! Runs a scenario (default: the benchmark dumbbell) without Python, for
-//! profilers: `cargo run --release -p torrentlab-sim --example bench [FILE]`.
+//! profilers: `cargo run --release -p torrentlab-sim --example bench [FILE] [--digest]`.
+//!
+//! `--digest` also prints a hash of every row of every output table of a
+//! swarm run, so a change meant only to make things faster can be checked to
+//! leave every result as it was.
 
 use std::path::PathBuf;
 use std::time::Instant;
 
 fn main() {
-    let path = std::env::args().nth(1).map(PathBuf::from).unwrap_or_else(|| {
+    let digest = std::env::args().any(|a| a == "--digest");
+    let path = std::env::args().skip(1).find(|a| a != "--digest").map(PathBuf::from).unwrap_or_else(|| {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/bench/dumbbell-100-newreno.toml")
     });
     let sc = match torrentlab_sim::AnyScenario::from_file(&path) {
@@ -29,6 +34,16 @@ fn main() {
                 s.f64_column("min_download_time_s")[0],
                 s.f64_column("max_download_time_s")[0]
             );
+            if digest {
+                use std::hash::{DefaultHasher, Hash, Hasher};
+                let mut h = DefaultHasher::new();
+                for (name, t) in &out.tables {
+                    name.hash(&mut h);
+                    // Debug prints floats exactly (shortest round-trip form).
+                    format!("{:?}", t.columns).hash(&mut h);
+                }
+                println!("digest {:016x} over {} tables", h.finish(), out.tables.len());
+            }
             out.perf
         }
     };

@@ -48,16 +48,17 @@ pub enum Stage {
 pub type BlockRef = (u32, u32);
 
 /// Our side of one connection.
+///
+/// `repr(C)` on cache-line boundaries, hottest first: the scans over every
+/// connection (rechoke, `let_go`) read the flags, `last_piece`, `queued` and
+/// `down_rate`, which fill the first two lines; a peer has dozens of
+/// connections, and a scan that touched all four lines of each would spend
+/// most of its time waiting for memory.
 #[derive(Clone, Debug)]
+#[repr(C, align(64))]
 pub struct PeerConn {
-    /// The driver's id of this connection end.
-    pub link: u32,
-    /// The remote peer.
-    pub remote: u32,
-    pub initiator: bool,
+    // Line 0: what every scan reads.
     pub stage: Stage,
-    /// Pieces the remote has (bitfield, then HAVEs).
-    pub have: Bitfield,
     /// The remote chokes us (BEP 3: connections start choked).
     pub remote_choking: bool,
     pub remote_interested: bool,
@@ -67,24 +68,31 @@ pub struct PeerConn {
     /// piece message is half-written waits until it is finished.
     pub choke_sent: bool,
     pub am_interested: bool,
-    /// Our requests to the remote not answered yet.
-    pub active: Vec<BlockRef>,
-    /// The remote's requests to us, oldest first.
-    pub queued: VecDeque<BlockRef>,
+    pub initiator: bool,
+    /// The driver's id of this connection end.
+    pub link: u32,
+    /// The remote peer.
+    pub remote: u32,
     /// Bytes of the piece message being written still to go (0: none).
     pub partial_left: u32,
-    /// Control messages held back until that piece message is finished.
-    pub outq: Vec<Message>,
-    /// Bytes/s the remote sends us in piece messages (20 s window).
-    pub down_rate: RateMeasure,
-    /// Bytes/s we send the remote in piece messages.
-    pub up_rate: RateMeasure,
     /// Last time a piece message arrived (snubbing).
     pub last_piece: Time,
-    /// Block payload bytes received / sent.
-    pub bytes_down: u64,
-    pub bytes_up: u64,
+    /// The remote's requests to us, oldest first.
+    pub queued: VecDeque<BlockRef>,
+    // Line 1: the download side (rechoke's rate, the request pipeline).
+    /// Bytes/s the remote sends us in piece messages (20 s window).
+    pub down_rate: RateMeasure,
+    /// Our requests to the remote not answered yet.
+    pub active: Vec<BlockRef>,
+    // Line 2.
+    /// Pieces the remote has (bitfield, then HAVEs).
+    pub have: Bitfield,
     pub opened: Time,
+    // Line 3.
+    /// Bytes/s we send the remote in piece messages.
+    pub up_rate: RateMeasure,
+    /// Control messages held back until that piece message is finished.
+    pub outq: Vec<Message>,
 }
 
 impl PeerConn {
@@ -107,18 +115,45 @@ impl PeerConn {
             down_rate: RateMeasure::new(now),
             up_rate: RateMeasure::new(now),
             last_piece: now,
-            bytes_down: 0,
-            bytes_up: 0,
             opened: now,
         }
     }
 
+    #[inline]
     pub fn ready(&self) -> bool {
         self.stage == Stage::Ready
+    }
+
+    /// Block payload bytes received in piece messages.
+    pub fn bytes_down(&self) -> u64 {
+        self.down_rate.total()
+    }
+
+    /// Block payload bytes sent in piece messages.
+    pub fn bytes_up(&self) -> u64 {
+        self.up_rate.total()
     }
 
     /// Something to upload: a piece message under way, or requests while unchoked.
     pub fn has_upload_work(&self) -> bool {
         self.partial_left > 0 || (!self.am_choking && !self.queued.is_empty())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::mem::{offset_of, size_of};
+
+    #[test]
+    fn what_the_connection_scans_read_fills_the_first_two_cache_lines() {
+        assert!(offset_of!(PeerConn, queued) + size_of::<VecDeque<BlockRef>>() <= 64);
+        assert!(offset_of!(PeerConn, last_piece) < 64);
+        assert_eq!(offset_of!(PeerConn, down_rate), 64);
+        assert!(offset_of!(PeerConn, active) + size_of::<Vec<BlockRef>>() <= 128);
+        assert_eq!(offset_of!(PeerConn, have), 128);
+        assert_eq!(size_of::<Bitfield>(), 48, "up to 256 pieces inline");
+        assert_eq!(size_of::<PeerConn>(), 256);
+        assert_eq!(size_of::<Option<PeerConn>>(), 256, "the stage's niche holds Option's tag");
     }
 }

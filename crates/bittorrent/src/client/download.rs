@@ -201,7 +201,6 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         let c = self.conn(slot);
         c.down_rate.update(now, length as u64);
         c.last_piece = now;
-        c.bytes_down += length as u64;
         let link = c.link;
         let Some(pos) = c.active.iter().position(|&b| b == block) else {
             // Not asked of this peer any more (dropped on a choke): discarded.

@@ -110,7 +110,6 @@ fn send_partial(
         io.frame(link, Frame::Msg(m));
         c.partial_left = m.wire_len();
         c.up_rate.update(now, length as u64);
-        c.bytes_up += length as u64;
         stats.bytes_up += length as u64;
     }
     if max < c.partial_left {
