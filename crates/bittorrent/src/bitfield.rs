@@ -1,45 +1,17 @@
 //! Which pieces a peer has. On the wire (BEP 3) bit `i` is piece `i`, the high
 //! bit of byte 0 is piece 0, and spare bits at the end are zero.
 
-/// Up to this many words (256 pieces: a 64 MB torrent of 256 KiB pieces)
-/// live inside the bitfield itself.
-const INLINE_WORDS: usize = 4;
-
-/// The bits: inline for small torrents, so that a HAVE or a "does the peer
-/// have it" check on one of a peer's many connections reads the connection's
-/// own cache line instead of chasing a pointer into the heap.
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Words {
-    Inline([u64; INLINE_WORDS]),
-    Heap(Box<[u64]>),
-}
-
 /// A fixed-size set of pieces with a running count.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Bitfield {
-    words: Words,
+    words: Vec<u64>,
     len: u32,
     count: u32,
 }
 
 impl Bitfield {
     pub fn new(len: u32) -> Self {
-        let n = (len as usize).div_ceil(64);
-        let words = if n <= INLINE_WORDS {
-            Words::Inline([0; INLINE_WORDS])
-        } else {
-            Words::Heap(vec![0; n].into_boxed_slice())
-        };
-        Bitfield { words, len, count: 0 }
-    }
-
-    #[inline]
-    fn words_mut(&mut self) -> &mut [u64] {
-        let n = (self.len as usize).div_ceil(64);
-        match &mut self.words {
-            Words::Inline(w) => &mut w[..n],
-            Words::Heap(w) => w,
-        }
+        Bitfield { words: vec![0; (len as usize).div_ceil(64)], len, count: 0 }
     }
 
     /// Every piece set (a seed).
@@ -70,22 +42,18 @@ impl Bitfield {
 
     #[inline]
     pub fn has(&self, i: u32) -> bool {
-        self.words()[(i / 64) as usize] & (1 << (i % 64)) != 0
+        self.words[(i / 64) as usize] & (1 << (i % 64)) != 0
     }
 
     /// The bits, 64 pieces per word (piece `i` is bit `i % 64` of word `i / 64`).
     #[inline]
     pub fn words(&self) -> &[u64] {
-        let n = (self.len as usize).div_ceil(64);
-        match &self.words {
-            Words::Inline(w) => &w[..n],
-            Words::Heap(w) => w,
-        }
+        &self.words
     }
 
     /// Clears piece `i`; returns true if it was set.
     pub fn unset(&mut self, i: u32) -> bool {
-        let w = &mut self.words_mut()[(i / 64) as usize];
+        let w = &mut self.words[(i / 64) as usize];
         let bit = 1 << (i % 64);
         if *w & bit == 0 {
             return false;
@@ -98,7 +66,7 @@ impl Bitfield {
     /// Sets piece `i`; returns true if it was not set before.
     pub fn set(&mut self, i: u32) -> bool {
         assert!(i < self.len, "piece {i} out of range ({} pieces)", self.len);
-        let w = &mut self.words_mut()[(i / 64) as usize];
+        let w = &mut self.words[(i / 64) as usize];
         let bit = 1 << (i % 64);
         if *w & bit != 0 {
             return false;
@@ -110,7 +78,7 @@ impl Bitfield {
 
     /// True if `other` has a piece this one lacks (we would be "interested").
     pub fn lacks_any_of(&self, other: &Bitfield) -> bool {
-        self.words().iter().zip(other.words()).any(|(a, b)| b & !a != 0)
+        self.words.iter().zip(&other.words).any(|(a, b)| b & !a != 0)
     }
 
     /// Bytes of the BEP 3 `bitfield` payload: `ceil(len / 8)`.
@@ -175,18 +143,6 @@ mod tests {
         a.set(70);
         assert!(!a.lacks_any_of(&b));
         assert!(Bitfield::full(100).is_complete());
-    }
-
-    #[test]
-    fn a_bitfield_too_large_to_keep_inline_behaves_the_same() {
-        for len in [256, 257, 1000] {
-            let (mut a, mut b) = (Bitfield::new(len), Bitfield::new(len));
-            assert_eq!(a.words().len(), (len as usize).div_ceil(64));
-            b.set(len - 1);
-            assert!(a.lacks_any_of(&b) && a.set(len - 1) && !a.set(len - 1));
-            assert!(!a.lacks_any_of(&b) && a == b);
-            assert!(a.unset(len - 1) && a.count() == 0);
-        }
     }
 
     proptest! {

