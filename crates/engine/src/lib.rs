@@ -17,10 +17,12 @@
 //! `engine` <- `net` <- `transport` <- `sim` <- `python`.
 
 mod calendar;
+mod compact;
 mod queue;
 mod rng;
 mod time;
 
+pub use compact::{OptDuration, OptTime, OptU64};
 pub use queue::EventQueue;
 pub use rng::{EntityId, EntityRng};
 pub use time::{Duration, Time};

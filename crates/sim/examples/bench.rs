@@ -22,7 +22,14 @@ fn main() {
     };
     let t0 = Instant::now();
     let p = match &sc {
-        torrentlab_sim::AnyScenario::Dumbbell(sc) => torrentlab_sim::run(sc).perf,
+        torrentlab_sim::AnyScenario::Dumbbell(sc) => {
+            let out = torrentlab_sim::run(sc);
+            if digest {
+                let tables = [&out.flows, &out.timeseries, &out.queue, &out.summary];
+                print_digest(tables.iter().map(|t| format!("{:?}", t.columns)));
+            }
+            out.perf
+        }
         torrentlab_sim::AnyScenario::Swarm(sc) => {
             let out = torrentlab_sim::run_swarm(sc, &mut |_| {});
             let s = out.table("summary");
@@ -35,14 +42,7 @@ fn main() {
                 s.f64_column("max_download_time_s")[0]
             );
             if digest {
-                use std::hash::{DefaultHasher, Hash, Hasher};
-                let mut h = DefaultHasher::new();
-                for (name, t) in &out.tables {
-                    name.hash(&mut h);
-                    // Debug prints floats exactly (shortest round-trip form).
-                    format!("{:?}", t.columns).hash(&mut h);
-                }
-                println!("digest {:016x} over {} tables", h.finish(), out.tables.len());
+                print_digest(out.tables.iter().map(|(name, t)| format!("{name}: {:?}", t.columns)));
             }
             out.perf
         }
@@ -56,4 +56,17 @@ fn main() {
         p.data_packets_delivered as f64 / wall,
         p.sim_seconds / wall
     );
+}
+
+/// Prints a hash of the tables' text (`Debug` prints floats exactly, in their
+/// shortest round-trip form).
+fn print_digest(tables: impl Iterator<Item = String>) {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let mut h = DefaultHasher::new();
+    let mut n = 0;
+    for t in tables {
+        t.hash(&mut h);
+        n += 1;
+    }
+    println!("digest {:016x} over {n} tables", h.finish());
 }

@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 
 use torrentlab_bittorrent::client::Frame;
 use torrentlab_bittorrent::wire::Message;
-use torrentlab_engine::Time;
+use torrentlab_engine::{OptTime, Time};
 use torrentlab_transport::tcp::TcpConnection;
 
 /// No client slot.
@@ -14,9 +14,10 @@ pub(crate) const NO_SLOT: u32 = u32::MAX;
 
 /// Side 0 dialled (initiator), side 1 accepted.
 ///
-/// `repr(C)` keeps the fields every packet reads or writes (peers, slots,
-/// flags, where the next frame ends, send counters) together in the first two
-/// cache lines, ahead of the two endpoints and what only reports read.
+/// `repr(C)` keeps what every packet reads or writes (peers, slots, where the
+/// next frame ends, wire counters, flags) in the first cache line, then what
+/// an application write touches, ahead of the two endpoints and of what only
+/// reports read.
 #[repr(C)]
 pub(crate) struct Conn {
     pub peer: [u32; 2],
@@ -26,20 +27,20 @@ pub(crate) struct Conn {
     /// stream ends (`u64::MAX`: none); a copy of `frames[s].front()`'s, kept
     /// here so most segments need not look at the queue.
     pub next_end: [u64; 2],
-    /// Stream bytes written by side `s`.
-    pub written: [u64; 2],
+    /// IP bytes sent by side `s`.
+    pub wire_bytes: [u64; 2],
     /// The side's socket said "not flushed": tell its client when it drains.
     pub blocked: [bool; 2],
     /// The initiator's client has been told the connection is up.
     pub connected: bool,
     /// The acceptor's client has been asked (accept or refuse).
     pub asked: bool,
-    pub last_send: [Option<Time>; 2],
-    /// IP bytes sent by side `s`.
-    pub wire_bytes: [u64; 2],
-    pub ep: [TcpConnection; 2],
+    /// Stream bytes written by side `s`.
+    pub written: [u64; 2],
+    pub last_send: [OptTime; 2],
     /// Frames written by side `s`, with the stream offset where each ends.
     frames: [VecDeque<(u64, Frame)>; 2],
+    pub ep: [TcpConnection; 2],
     /// Block payload bytes framed by side `s` (piece messages).
     pub piece_bytes: [u64; 2],
     pub opened: Time,
@@ -56,7 +57,7 @@ impl Conn {
             blocked: [false; 2],
             connected: false,
             asked: false,
-            last_send: [None; 2],
+            last_send: [OptTime::NONE; 2],
             ep,
             frames: [VecDeque::new(), VecDeque::new()],
             piece_bytes: [0; 2],

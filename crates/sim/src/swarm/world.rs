@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use torrentlab_bittorrent::client::{Client, Frame, Io, Note};
 use torrentlab_bittorrent::tracker::{AnnounceEvent, Tracker};
-use torrentlab_engine::{Duration, EntityId, EntityRng, EventQueue, Lanes, Time};
+use torrentlab_engine::{Duration, EntityId, EntityRng, EventQueue, Lanes, OptTime, Time};
 use torrentlab_net::{HostConfig, HostId, Latency, Network, Transit};
 
 use torrentlab_transport::cc::CcConfig;
@@ -163,8 +163,8 @@ impl Io for Wires<'_> {
         let c = &mut self.conns[ci];
         c.ep[s].write(bytes as u64);
         c.written[s] += bytes as u64;
-        let gap = c.last_send[s].map(|t| self.now.saturating_since(t));
-        c.last_send[s] = Some(self.now);
+        let gap = c.last_send[s].get().map(|t| self.now.saturating_since(t));
+        c.last_send[s] = OptTime::some(self.now);
         self.rec.send(self.now, self.peer, link, bytes, gap, !self.seed, self.log_peer, &c.ep[s]);
         if !socket_flushed(&c.ep[s]) {
             c.blocked[s] = true; // the client is told when it drains

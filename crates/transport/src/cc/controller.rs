@@ -3,6 +3,9 @@
 //! A TCP sender touches its controller on every ACK. Held in an enum next to
 //! the sender's own state (rather than behind a `Box<dyn _>` elsewhere on the
 //! heap), it shares the sender's cache lines and its calls can be inlined.
+//! The enum is as large as its largest variant, and every endpoint of a swarm
+//! pays for it whichever controller it runs, so the two largest (Nice, which
+//! carries a whole Vegas, and LEDBAT with its delay histories) are boxed.
 //! Controllers from outside this crate still fit, boxed, as [`Controller::Other`].
 
 use torrentlab_engine::Duration;
@@ -15,8 +18,8 @@ pub enum Controller {
     Cubic(Cubic),
     Vegas(Vegas),
     Lp(Lp),
-    Nice(Nice),
-    Ledbat(Ledbat),
+    Nice(Box<Nice>),
+    Ledbat(Box<Ledbat>),
     Other(Box<dyn CongestionControl>),
 }
 
@@ -73,6 +76,11 @@ impl From<Box<dyn CongestionControl>> for Controller {
 mod tests {
     use super::*;
     use crate::cc::CcConfig;
+
+    #[test]
+    fn the_controller_enum_is_no_larger_than_cubic_needs() {
+        assert!(std::mem::size_of::<Controller>() <= std::mem::size_of::<Cubic>() + 8);
+    }
 
     #[test]
     fn every_config_builds_the_controller_it_names() {

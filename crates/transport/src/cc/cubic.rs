@@ -16,7 +16,7 @@
 //! `clamp(min RTT / 8, 4 ms, 16 ms)`. Either sets ssthresh to the window.
 
 use serde::{Deserialize, Serialize};
-use torrentlab_engine::{Duration, Time};
+use torrentlab_engine::{Duration, OptDuration, OptTime, Time};
 
 use super::newreno::reno_increase;
 use super::{grow, AckSample, CongestionControl, Window};
@@ -48,11 +48,11 @@ pub struct Cubic {
     cfg: CubicConfig,
     /// Window before the last reduction, in segments.
     w_max: f64,
-    epoch_start: Option<Time>,
+    epoch_start: OptTime,
     k: f64,
     /// Reno-friendly estimate, in segments.
     w_est: f64,
-    min_rtt: Option<Duration>,
+    min_rtt: OptDuration,
     frac: f64,
     acked_in_ss: u64,
     hystart: HyStart,
@@ -65,7 +65,7 @@ struct HyStart {
     end_seq: u64,
     round_start: Time,
     last_ack: Time,
-    curr_rtt: Option<Duration>,
+    curr_rtt: OptDuration,
     samples: u32,
 }
 
@@ -81,10 +81,10 @@ impl Cubic {
         Cubic {
             cfg,
             w_max: 0.0,
-            epoch_start: None,
+            epoch_start: OptTime::NONE,
             k: 0.0,
             w_est: 0.0,
-            min_rtt: None,
+            min_rtt: OptDuration::NONE,
             frac: 0.0,
             acked_in_ss: 0,
             hystart: HyStart::default(),
@@ -101,7 +101,7 @@ impl Cubic {
     }
 
     fn reduce(&mut self, cwnd_segments: f64) {
-        self.epoch_start = None;
+        self.epoch_start = OptTime::NONE;
         self.w_max = if self.cfg.fast_convergence && cwnd_segments < self.w_max {
             cwnd_segments * (1.0 + self.cfg.beta) / 2.0
         } else {
@@ -111,14 +111,14 @@ impl Cubic {
 
     /// HyStart: true when slow start should end at this ACK.
     fn hystart_exit(&mut self, w: &Window, s: &AckSample) -> bool {
-        let Some(delay_min) = self.min_rtt else { return false };
+        let Some(delay_min) = self.min_rtt.get() else { return false };
         let h = &mut self.hystart;
         if s.ack > h.end_seq {
             // A new round: the ACK train and the delay samples start again.
             h.end_seq = s.snd_nxt;
             h.round_start = s.now;
             h.last_ack = s.now;
-            h.curr_rtt = None;
+            h.curr_rtt = OptDuration::NONE;
             h.samples = 0;
         }
         if w.cwnd < HYSTART_LOW_WINDOW * w.mss as u64 {
@@ -132,11 +132,11 @@ impl Cubic {
         }
         if let Some(rtt) = s.rtt {
             if h.samples < HYSTART_MIN_SAMPLES {
-                h.curr_rtt = Some(h.curr_rtt.map_or(rtt, |c| c.min(rtt)));
+                h.curr_rtt = OptDuration::some(h.curr_rtt.get().map_or(rtt, |c| c.min(rtt)));
                 h.samples += 1;
             } else {
                 let eta = Duration(delay_min.0 / 8).max(Duration::from_millis(4)).min(Duration::from_millis(16));
-                if h.curr_rtt.is_some_and(|c| c >= delay_min + eta) {
+                if h.curr_rtt.get().is_some_and(|c| c >= delay_min + eta) {
                     return true;
                 }
             }
@@ -157,7 +157,7 @@ impl CongestionControl for Cubic {
 
     fn on_sample(&mut self, s: &AckSample) {
         if let Some(r) = s.rtt {
-            self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
+            self.min_rtt = OptDuration::some(self.min_rtt.get().map_or(r, |m| m.min(r)));
         }
     }
 
@@ -172,7 +172,7 @@ impl CongestionControl for Cubic {
         }
         let mss = w.mss as f64;
         let cwnd = w.cwnd as f64 / mss;
-        let epoch = match self.epoch_start {
+        let epoch = match self.epoch_start.get() {
             Some(e) => e,
             None => {
                 // A new epoch: K from the distance to W_max (RFC 9438 eq. 2).
@@ -183,11 +183,11 @@ impl CongestionControl for Cubic {
                     self.w_max = cwnd;
                 }
                 self.w_est = cwnd;
-                self.epoch_start = Some(s.now);
+                self.epoch_start = OptTime::some(s.now);
                 s.now
             }
         };
-        let rtt = self.min_rtt.map_or(0.0, |r| r.as_secs_f64());
+        let rtt = self.min_rtt.get().map_or(0.0, |r| r.as_secs_f64());
         let t = s.now.saturating_since(epoch).as_secs_f64();
         let target = self.w_cubic(t + rtt).clamp(cwnd, 1.5 * cwnd);
         let acked = s.bytes_acked as f64 / mss;

@@ -130,8 +130,8 @@ impl CcConfig {
             CcConfig::Cubic(c) => Controller::Cubic(Cubic::new(c.clone())),
             CcConfig::Vegas(c) => Controller::Vegas(Vegas::new(c.clone())),
             CcConfig::Lp(c) => Controller::Lp(Lp::new(c.clone())),
-            CcConfig::Nice(c) => Controller::Nice(Nice::new(c.clone())),
-            CcConfig::Ledbat(c) => Controller::Ledbat(Ledbat::new(c.clone())),
+            CcConfig::Nice(c) => Controller::Nice(Box::new(Nice::new(c.clone()))),
+            CcConfig::Ledbat(c) => Controller::Ledbat(Box::new(Ledbat::new(c.clone()))),
         }
     }
 

@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use torrentlab_engine::{Duration, Time};
+use torrentlab_engine::{Duration, OptTime, Time};
 
 use super::config::TcpConfig;
 use super::receiver::TcpReceiver;
@@ -40,16 +40,16 @@ pub struct TcpConnection {
     tx: TcpSender,
     rx: TcpReceiver,
     syn_pending: bool,
-    syn_first_sent: Option<Time>,
+    syn_first_sent: OptTime,
     syn_retransmitted: bool,
-    syn_deadline: Option<Time>,
+    syn_deadline: OptTime,
     syn_tries: u32,
-    peer_ts: Option<Time>,
+    peer_ts: OptTime,
     closing: bool,
     fin_sent: bool,
     fin_pending: bool,
     fin_acked: bool,
-    fin_deadline: Option<Time>,
+    fin_deadline: OptTime,
     fin_rto: Duration,
     peer_fin: bool,
     rst_pending: bool,
@@ -64,16 +64,16 @@ impl TcpConnection {
             cfg,
             state,
             syn_pending: state == TcpState::SynSent,
-            syn_first_sent: None,
+            syn_first_sent: OptTime::NONE,
             syn_retransmitted: false,
-            syn_deadline: None,
+            syn_deadline: OptTime::NONE,
             syn_tries: 0,
-            peer_ts: None,
+            peer_ts: OptTime::NONE,
             closing: false,
             fin_sent: false,
             fin_pending: false,
             fin_acked: false,
-            fin_deadline: None,
+            fin_deadline: OptTime::NONE,
             peer_fin: false,
             rst_pending: false,
         }
@@ -137,7 +137,7 @@ impl TcpConnection {
             len: 0,
             flags,
             window: self.cfg.receive_window,
-            timestamps: self.cfg.timestamps.then_some(Timestamps { val: now, ecr: self.peer_ts }),
+            timestamps: self.cfg.timestamps.then_some(Timestamps { val: now, ecr: self.peer_ts.get() }),
             sack: SackBlocks::NONE,
         }
     }
@@ -157,7 +157,7 @@ impl TcpConnection {
 
     fn arm_syn_timer(&mut self, now: Time) {
         let rto = Duration(self.cfg.initial_rto.0.saturating_mul(1 << self.syn_tries.min(20)));
-        self.syn_deadline = Some(now + rto);
+        self.syn_deadline = OptTime::some(now + rto);
     }
 
     /// The next segment to send, if any.
@@ -177,7 +177,7 @@ impl TcpConnection {
                 if self.syn_first_sent.is_some() {
                     self.syn_retransmitted = true;
                 } else {
-                    self.syn_first_sent = Some(now);
+                    self.syn_first_sent = OptTime::some(now);
                 }
                 self.arm_syn_timer(now);
                 let flags = if self.state == TcpState::SynSent { Flags::SYN } else { Flags::SYN | Flags::ACK };
@@ -191,7 +191,7 @@ impl TcpConnection {
                 if self.closing && all_acked && (!self.fin_sent || self.fin_pending) {
                     self.fin_sent = true;
                     self.fin_pending = false;
-                    self.fin_deadline = Some(now + self.tx.rto().max(self.fin_rto));
+                    self.fin_deadline = OptTime::some(now + self.tx.rto().max(self.fin_rto));
                     let fin = self.blank(now, Flags::FIN, self.tx.snd_max());
                     return Some(self.with_ack(now, fin));
                 }
@@ -215,7 +215,7 @@ impl TcpConnection {
         let ack = seg.flags.contains(Flags::ACK);
         if let Some(ts) = seg.timestamps {
             if syn {
-                self.peer_ts = Some(ts.val);
+                self.peer_ts = OptTime::some(ts.val);
                 self.rx.set_ts_recent(ts.val);
             }
         }
@@ -256,7 +256,7 @@ impl TcpConnection {
             let mut a = *seg;
             if self.fin_sent && a.ack > self.tx.snd_max() {
                 self.fin_acked = true;
-                self.fin_deadline = None;
+                self.fin_deadline = OptTime::NONE;
                 a.ack = self.tx.snd_max();
             }
             self.tx.handle_ack(now, &a);
@@ -274,22 +274,22 @@ impl TcpConnection {
 
     fn established(&mut self, now: Time) {
         self.state = TcpState::Established;
-        self.syn_deadline = None;
-        if let (Some(t), false) = (self.syn_first_sent, self.syn_retransmitted) {
+        self.syn_deadline = OptTime::NONE;
+        if let (Some(t), false) = (self.syn_first_sent.get(), self.syn_retransmitted) {
             self.tx.rtt_sample(now.saturating_since(t)); // Karn: only unambiguous samples
         }
     }
 
     pub fn poll_timeout(&self) -> Option<Time> {
         let data = if self.state == TcpState::Established { self.tx.poll_timeout() } else { None };
-        let fin = self.fin_deadline.filter(|_| !self.fin_acked);
-        Time::earliest(Time::earliest(self.syn_deadline, fin), Time::earliest(data, self.rx.poll_timeout()))
+        let fin = self.fin_deadline.get().filter(|_| !self.fin_acked);
+        Time::earliest(Time::earliest(self.syn_deadline.get(), fin), Time::earliest(data, self.rx.poll_timeout()))
     }
 
     /// Fires whichever timers are due; harmless otherwise.
     pub fn handle_timeout(&mut self, now: Time) {
-        if self.syn_deadline.is_some_and(|d| now >= d) {
-            self.syn_deadline = None;
+        if self.syn_deadline.get().is_some_and(|d| now >= d) {
+            self.syn_deadline = OptTime::NONE;
             self.syn_tries += 1;
             let limit = if self.state == TcpState::SynSent { SYN_RETRIES } else { SYNACK_RETRIES };
             if self.syn_tries > limit {
@@ -298,10 +298,10 @@ impl TcpConnection {
             }
             self.syn_pending = true;
         }
-        if self.fin_deadline.is_some_and(|d| now >= d) && !self.fin_acked {
+        if self.fin_deadline.get().is_some_and(|d| now >= d) && !self.fin_acked {
             self.fin_pending = true;
             self.fin_rto = self.fin_rto.saturating_mul(2);
-            self.fin_deadline = None;
+            self.fin_deadline = OptTime::NONE;
         }
         if self.state == TcpState::Established {
             self.tx.handle_timeout(now);

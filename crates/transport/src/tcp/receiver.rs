@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use torrentlab_engine::Time;
+use torrentlab_engine::{OptTime, Time};
 
 use super::config::TcpConfig;
 use super::sack::SackBlocks;
@@ -31,7 +31,7 @@ pub struct TcpReceiver {
     ooo: Vec<(u64, u64, u64)>,
     arrivals: u64,
     /// TS.Recent (RFC 7323 §4.3): the TSval to echo.
-    ts_recent: Option<Time>,
+    ts_recent: OptTime,
     /// The acknowledgement number of the last ACK sent (RFC 7323 Last.ACK.sent).
     last_ack_sent: u64,
     ack_now: bool,
@@ -39,8 +39,8 @@ pub struct TcpReceiver {
     unacked_bytes: u64,
     /// Segments still to be ACKed at once (quick-ACK mode).
     quickacks_left: u32,
-    last_data_at: Option<Time>,
-    delack_deadline: Option<Time>,
+    last_data_at: OptTime,
+    delack_deadline: OptTime,
     stats: ReceiverStats,
 }
 
@@ -52,13 +52,13 @@ impl TcpReceiver {
             rcv_nxt: 0,
             ooo: Vec::new(),
             arrivals: 0,
-            ts_recent: None,
+            ts_recent: OptTime::NONE,
             last_ack_sent: 0,
             ack_now: false,
             unacked_bytes: 0,
             quickacks_left: 0,
-            last_data_at: None,
-            delack_deadline: None,
+            last_data_at: OptTime::NONE,
+            delack_deadline: OptTime::NONE,
             stats: ReceiverStats::default(),
         }
     }
@@ -73,13 +73,13 @@ impl TcpReceiver {
     }
 
     pub fn poll_timeout(&self) -> Option<Time> {
-        self.delack_deadline
+        self.delack_deadline.get()
     }
 
     /// Fires the delayed-ACK timer if due; harmless otherwise.
     pub fn handle_timeout(&mut self, now: Time) {
-        if self.delack_deadline.is_some_and(|d| now >= d) {
-            self.delack_deadline = None;
+        if self.delack_deadline.get().is_some_and(|d| now >= d) {
+            self.delack_deadline = OptTime::NONE;
             self.ack_now = true;
         }
     }
@@ -93,10 +93,10 @@ impl TcpReceiver {
         self.stats.bytes_received += seg.len as u64;
         let (start, end) = (seg.seq, seg.seq + seg.len as u64);
         // Linux quick-ACK mode: at the start, and after a gap longer than the RTO.
-        if self.last_data_at.is_none_or(|t| now.saturating_since(t) > self.cfg.initial_rto) {
+        if self.last_data_at.get().is_none_or(|t| now.saturating_since(t) > self.cfg.initial_rto) {
             self.quickacks_left = self.cfg.quickacks;
         }
-        self.last_data_at = Some(now);
+        self.last_data_at = OptTime::some(now);
         let quick = self.quickacks_left > 0;
         self.quickacks_left = self.quickacks_left.saturating_sub(1);
         let mut immediate = self.cfg.delayed_ack.is_none() || quick;
@@ -106,7 +106,7 @@ impl TcpReceiver {
             // unacknowledged segment's TSval (and the RTT includes the hold).
             if let Some(ts) = seg.timestamps {
                 if start <= self.last_ack_sent || self.ts_recent.is_none() {
-                    self.ts_recent = Some(ts.val);
+                    self.ts_recent = OptTime::some(ts.val);
                 }
             }
             if end <= self.rcv_nxt {
@@ -123,7 +123,7 @@ impl TcpReceiver {
         } else {
             self.stats.out_of_order_segments += 1;
             if self.ts_recent.is_none() {
-                self.ts_recent = seg.timestamps.map(|t| t.val);
+                self.ts_recent = seg.timestamps.map(|t| t.val).into();
             }
             self.stats.duplicate_bytes += self.insert_out_of_order(start, end);
             immediate = true; // out-of-order: duplicate ACK at once
@@ -137,7 +137,7 @@ impl TcpReceiver {
             if self.unacked_bytes >= 2 * self.cfg.mss as u64 {
                 self.ack_now = true;
             } else if self.delack_deadline.is_none() {
-                self.delack_deadline = self.cfg.delayed_ack.map(|d| now + d);
+                self.delack_deadline = self.cfg.delayed_ack.map(|d| now + d).into();
             }
         }
     }
@@ -214,7 +214,7 @@ impl TcpReceiver {
     pub fn ack_segment(&mut self, now: Time) -> Segment {
         self.ack_now = false;
         self.unacked_bytes = 0;
-        self.delack_deadline = None;
+        self.delack_deadline = OptTime::NONE;
         self.stats.acks_sent += 1;
         self.last_ack_sent = self.rcv_nxt;
         Segment {
@@ -223,7 +223,7 @@ impl TcpReceiver {
             len: 0,
             flags: Flags::ACK,
             window: self.advertised_window(),
-            timestamps: self.cfg.timestamps.then_some(Timestamps { val: now, ecr: self.ts_recent }),
+            timestamps: self.cfg.timestamps.then_some(Timestamps { val: now, ecr: self.ts_recent.get() }),
             sack: self.sack_blocks(),
         }
     }
@@ -237,7 +237,7 @@ impl TcpReceiver {
 
     /// Sets TS.Recent from a handshake segment (a SYN's TSval).
     pub fn set_ts_recent(&mut self, t: Time) {
-        self.ts_recent = Some(t);
+        self.ts_recent = OptTime::some(t);
     }
 
     /// True when an ACK is due now.

@@ -22,7 +22,7 @@
 
 use std::sync::Arc;
 
-use torrentlab_engine::{Duration, Time};
+use torrentlab_engine::{Duration, OptTime, OptU64, Time};
 
 use super::config::TcpConfig;
 use super::rtt::RttEstimator;
@@ -73,12 +73,12 @@ pub struct TcpSender {
     peer_window: u64,
     dupacks: u32,
     /// `Some(recover)` while in fast recovery (RFC 6582).
-    recovery: Option<u64>,
+    recovery: OptU64,
     /// A partial ACK has restarted the timer in this recovery already.
     partial_ack_seen: bool,
     /// Highest byte sent when loss was last handled; duplicate ACKs at or below it
     /// do not start a new fast retransmit (RFC 6582 §3.2 step 1).
-    recover: Option<u64>,
+    recover: OptU64,
     retransmit_pending: bool,
     /// SACK: what the receiver holds above `snd_una`.
     scoreboard: Scoreboard,
@@ -86,12 +86,12 @@ pub struct TcpSender {
     high_rxt: u64,
     /// SACK: `Some(point)` while resending after a timeout: every unSACKed byte
     /// below `point` counts as lost.
-    rto_recovery: Option<u64>,
+    rto_recovery: OptU64,
     rtt: RttEstimator,
-    rto_deadline: Option<Time>,
+    rto_deadline: OptTime,
     /// With a window below one segment (TCP Nice): the earliest time the next
     /// lone segment may leave, one segment per `srtt x mss / cwnd`.
-    paced_until: Option<Time>,
+    paced_until: OptTime,
     /// End of the last segment sent shorter than the MSS (Linux `snd_sml`).
     snd_sml: u64,
     stats: SenderStats,
@@ -103,7 +103,7 @@ impl TcpSender {
         let iw = cfg.initial_window as u64 * cfg.mss as u64;
         let ssthresh = if cfg.slow_start { u64::MAX } else { iw };
         TcpSender {
-            rtt: RttEstimator::new(&cfg),
+            rtt: RttEstimator::new(),
             w: Window { cwnd: iw, ssthresh, mss: cfg.mss },
             peer_window: cfg.receive_window,
             cfg,
@@ -113,15 +113,15 @@ impl TcpSender {
             snd_max: 0,
             app_end: 0,
             dupacks: 0,
-            recovery: None,
+            recovery: Default::default(),
             partial_ack_seen: false,
-            recover: None,
+            recover: Default::default(),
             retransmit_pending: false,
             scoreboard: Scoreboard::default(),
             high_rxt: 0,
-            rto_recovery: None,
-            rto_deadline: None,
-            paced_until: None,
+            rto_recovery: Default::default(),
+            rto_deadline: Default::default(),
+            paced_until: Default::default(),
             snd_sml: 0,
             stats: SenderStats::default(),
         }
@@ -163,7 +163,7 @@ impl TcpSender {
             bytes_in_flight: self.snd_nxt - self.snd_una,
             srtt: self.rtt.srtt(),
             rttvar: self.rtt.rttvar(),
-            rto: self.rtt.rto(),
+            rto: self.rtt.rto(&self.cfg),
             in_recovery: self.recovery.is_some() || self.rto_recovery.is_some(),
             queuing_delay: self.cc.queuing_delay(),
         }
@@ -171,8 +171,8 @@ impl TcpSender {
 
     /// When [`TcpSender::handle_timeout`] should next be called.
     pub fn poll_timeout(&self) -> Option<Time> {
-        let paced = self.paced_until.filter(|_| self.snd_nxt == self.snd_una && self.snd_nxt < self.app_end);
-        Time::earliest(self.rto_deadline, paced)
+        let paced = self.paced_until.get().filter(|_| self.snd_nxt == self.snd_una && self.snd_nxt < self.app_end);
+        Time::earliest(self.rto_deadline.get(), paced)
     }
 
     #[inline]
@@ -206,7 +206,7 @@ impl TcpSender {
                 return Some(self.retransmit(now, seq, len));
             }
         }
-        let lost_below = match self.rto_recovery {
+        let lost_below = match self.rto_recovery.get() {
             Some(point) => point,
             None => self.scoreboard.lost_boundary(self.cfg.dupack_threshold, mss).unwrap_or(self.snd_una),
         };
@@ -240,7 +240,7 @@ impl TcpSender {
             self.stats.retransmitted_bytes += len as u64;
         }
         if self.rto_deadline.is_none() {
-            self.rto_deadline = Some(now + self.rtt.rto());
+            self.rto_deadline = Some(now + self.rtt.rto(&self.cfg)).into();
         }
     }
 
@@ -278,12 +278,12 @@ impl TcpSender {
         if flight + len > window {
             // A window below one segment (TCP Nice) sends one segment every
             // `1/W` RTTs when nothing is in flight.
-            if !(self.w.cwnd < mss && flight == 0) || self.paced_until.is_some_and(|t| now < t) {
+            if !(self.w.cwnd < mss && flight == 0) || self.paced_until.get().is_some_and(|t| now < t) {
                 return None;
             }
-            let srtt = self.rtt.srtt().unwrap_or(self.rtt.rto());
+            let srtt = self.rtt.srtt().unwrap_or(self.rtt.rto(&self.cfg));
             let gap = srtt.as_secs_f64() * mss as f64 / self.w.cwnd.max(1) as f64;
-            self.paced_until = Some(now + Duration::from_secs_f64(gap));
+            self.paced_until = Some(now + Duration::from_secs_f64(gap)).into();
         }
         let seq = self.snd_nxt;
         self.account_send(now, seq, len as u32);
@@ -345,19 +345,19 @@ impl TcpSender {
             // "Impatient" variant RFC 6582 §3.2 step 5 and §4 specify), so a
             // window with many holes ends in a timeout, not one hole per RTT.
             let mut restart_timer = true;
-            if let Some(point) = self.rto_recovery {
+            if let Some(point) = self.rto_recovery.get() {
                 // Resending after a timeout: the window grows (slow start).
                 self.cc.on_ack(&mut self.w, &sample);
                 if ack >= point {
-                    self.rto_recovery = None;
+                    self.rto_recovery = Default::default();
                 }
             } else {
-                match self.recovery {
+                match self.recovery.get() {
                     Some(recover) if ack >= recover => {
                         // Full acknowledgement: leave fast recovery with cwnd = ssthresh
                         // (RFC 6582 §3.2 step 3, option 2; what Linux and ns-3 do).
                         self.w.cwnd = self.w.ssthresh;
-                        self.recovery = None;
+                        self.recovery = Default::default();
                     }
                     Some(_) if self.cfg.sack => {} // SACK: pipe governs; no inflation to undo
                     Some(_) => {
@@ -375,9 +375,9 @@ impl TcpSender {
                 }
             }
             if self.snd_una >= self.snd_max {
-                self.rto_deadline = None;
+                self.rto_deadline = Default::default();
             } else if restart_timer || self.rto_deadline.is_none() {
-                self.rto_deadline = Some(now + self.rtt.rto());
+                self.rto_deadline = Some(now + self.rtt.rto(&self.cfg)).into();
             }
         } else if ack == self.snd_una && seg.len == 0 && self.snd_max > self.snd_una {
             self.stats.duplicate_acks += 1;
@@ -386,7 +386,7 @@ impl TcpSender {
                 // Handled below: SACK recovery starts on the count or the scoreboard.
             } else if self.recovery.is_some() {
                 self.w.cwnd += self.cfg.mss as u64;
-            } else if self.dupacks == self.cfg.dupack_threshold && self.recover.is_none_or(|r| ack > r) {
+            } else if self.dupacks == self.cfg.dupack_threshold && self.recover.get().is_none_or(|r| ack > r) {
                 self.enter_fast_recovery();
             }
         }
@@ -394,7 +394,7 @@ impl TcpSender {
             && self.recovery.is_none()
             && self.rto_recovery.is_none()
             && self.snd_max > self.snd_una
-            && self.recover.is_none_or(|r| ack > r)
+            && self.recover.get().is_none_or(|r| ack > r)
             && (self.dupacks >= self.cfg.dupack_threshold
                 || self.scoreboard.lost_boundary(self.cfg.dupack_threshold, self.cfg.mss).is_some())
         {
@@ -410,9 +410,9 @@ impl TcpSender {
         // NewReno inflates by the three segments that left; SACK counts the pipe.
         self.w.cwnd = if self.cfg.sack { self.w.ssthresh } else { self.w.ssthresh + 3 * mss };
         self.high_rxt = self.snd_una;
-        self.recovery = Some(self.snd_max);
+        self.recovery = Some(self.snd_max).into();
         self.partial_ack_seen = false;
-        self.recover = Some(self.snd_max);
+        self.recover = Some(self.snd_max).into();
         self.retransmit_pending = true;
         self.stats.fast_retransmits += 1;
     }
@@ -425,31 +425,31 @@ impl TcpSender {
 
     /// Fires the retransmission timer if it is due; harmless otherwise.
     pub fn handle_timeout(&mut self, now: Time) {
-        let Some(deadline) = self.rto_deadline else { return };
+        let Some(deadline) = self.rto_deadline.get() else { return };
         if now < deadline {
             return;
         }
         if self.snd_una >= self.snd_max {
-            self.rto_deadline = None;
+            self.rto_deadline = Default::default();
             return;
         }
         self.stats.timeouts += 1;
         let flight = self.snd_max - self.snd_una;
         self.cc.on_timeout(&mut self.w, flight);
-        self.recovery = None;
-        self.recover = Some(self.snd_max);
+        self.recovery = Default::default();
+        self.recover = Some(self.snd_max).into();
         self.dupacks = 0;
         self.retransmit_pending = false;
         if self.cfg.sack {
             // Every unSACKed byte sent so far is lost; resend those, skipping
             // what the receiver holds (as Linux's loss state does).
-            self.rto_recovery = Some(self.snd_max);
+            self.rto_recovery = Some(self.snd_max).into();
             self.high_rxt = self.snd_una;
         } else {
             self.snd_nxt = self.snd_una;
         }
         self.rtt.on_timeout();
-        self.rto_deadline = Some(now + self.rtt.rto());
+        self.rto_deadline = Some(now + self.rtt.rto(&self.cfg)).into();
         self.enforce_no_slow_start();
     }
 
@@ -466,7 +466,7 @@ impl TcpSender {
 
     /// The current retransmission timeout.
     pub fn rto(&self) -> Duration {
-        self.rtt.rto()
+        self.rtt.rto(&self.cfg)
     }
 
     /// Highest byte sent + 1.
