@@ -43,6 +43,12 @@ impl<E> Lanes<E> {
         Some((head, q.front().map(|(t, _)| *t)))
     }
 
+    /// The `i`-th waiting event of `lane` (0: its head), if there is one.
+    #[inline]
+    pub fn get(&self, lane: usize, i: usize) -> Option<&E> {
+        self.lanes[lane].get(i).map(|(_, e)| e)
+    }
+
     /// Events waiting in all lanes.
     pub fn len(&self) -> usize {
         self.len
@@ -68,6 +74,7 @@ mod tests {
         assert!(l.push(0, Time(5), 'a'));
         assert!(!l.push(0, Time(5), 'b'));
         assert!(l.push(1, Time(1), 'c'));
+        assert_eq!((l.get(0, 1), l.get(0, 2), l.get(1, 0)), (Some(&'b'), None, Some(&'c')));
         assert_eq!(l.pop(0), Some(((Time(5), 'a'), Some(Time(5)))));
         assert_eq!(l.pop(0), Some(((Time(5), 'b'), None)));
         assert_eq!(l.pop(0), None);

@@ -18,6 +18,7 @@
 
 mod calendar;
 mod compact;
+pub mod prefetch;
 mod queue;
 mod rng;
 mod time;

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use torrentlab_bittorrent::client::{Client, Frame, Io, Note};
 use torrentlab_bittorrent::tracker::{AnnounceEvent, Tracker};
-use torrentlab_engine::{Duration, EntityId, EntityRng, EventQueue, Lanes, OptTime, Time};
+use torrentlab_engine::{prefetch, Duration, EntityId, EntityRng, EventQueue, Lanes, OptTime, Time};
 use torrentlab_net::{HostConfig, HostId, Latency, Network, Transit};
 
 use torrentlab_transport::cc::CcConfig;
@@ -228,6 +228,23 @@ pub(crate) struct SwarmWorld {
     pub data_packets_delivered: u64,
 }
 
+/// How many packets ahead in a lane to prefetch the receiving endpoint of.
+/// Measured on the 10 MB E0 variant (paired runs): 6 ahead gave 0.91x the
+/// time of no prefetch; 12 ahead was no better, and also prefetching the
+/// receiving client's connection state 3 ahead was no better either.
+const LOOKAHEAD: usize = 6;
+
+/// Starts loading what the packet `LOOKAHEAD` places behind the current one
+/// in its lane will read first: its connection's shared line and the
+/// receiving endpoint (see [`prefetch`]).
+#[inline]
+fn prefetch_packet(conns: &[Conn], pkt: &Packet) {
+    let Some(c) = conns.get(pkt.conn as usize) else { return };
+    let s = pkt.to as usize;
+    prefetch::prefetch_bytes(c as *const Conn, 64);
+    prefetch::prefetch(&c.ep[s]);
+}
+
 impl SwarmWorld {
     pub fn build(sc: &SwarmScenario) -> SwarmWorld {
         let mut peers = Vec::new();
@@ -373,6 +390,9 @@ impl SwarmWorld {
                     let ((_, x), next) = self.lanes.pop(lane as usize).expect("a scheduled lane has a head");
                     if let Some(t) = next {
                         self.q.schedule(t, Ev::PathLane { lane });
+                    }
+                    if let Some(ahead) = self.lanes.get(lane as usize, LOOKAHEAD) {
+                        prefetch_packet(&self.conns, &ahead.pkt);
                     }
                     self.hop(now, x);
                 }
