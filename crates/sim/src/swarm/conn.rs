@@ -92,3 +92,15 @@ impl Conn {
         Some(f)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_every_packet_reads_is_in_the_first_cache_line() {
+        use std::mem::offset_of;
+        assert!(offset_of!(Conn, asked) < 64 && offset_of!(Conn, blocked) < 64);
+        assert!(offset_of!(Conn, wire_bytes) + 16 <= 64 && offset_of!(Conn, next_end) + 16 <= 64);
+    }
+}

@@ -230,8 +230,8 @@ pub(crate) struct SwarmWorld {
 
 /// How many packets ahead in a lane to prefetch the receiving endpoint of.
 /// Measured on the 10 MB E0 variant (paired runs): 6 ahead gave 0.91x the
-/// time of no prefetch; 12 ahead was no better, and also prefetching the
-/// receiving client's connection state 3 ahead was no better either.
+/// time of no prefetch; 12 ahead, or also prefetching the receiving client's
+/// connection state 3 ahead, was no better.
 const LOOKAHEAD: usize = 6;
 
 /// Starts loading what the packet `LOOKAHEAD` places behind the current one
@@ -344,7 +344,7 @@ impl SwarmWorld {
         let rec = SwarmRecorder::new(&sc.metrics, n);
         // Every connection is dialled by someone: room for each peer's
         // initiations up front, on huge pages from the first touch (at most
-        // 65,536 connections, ~120 MB of address space; beyond, it grows).
+        // 65,536 connections, ~90 MB of address space; beyond, it grows).
         let dials: usize = peers.iter().map(|p| p.client.config().max_initiate as usize).sum();
         let conns = Vec::with_capacity(dials.min(1 << 16));
         hugepages::advise(&conns);

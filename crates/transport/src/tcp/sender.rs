@@ -113,15 +113,15 @@ impl TcpSender {
             snd_max: 0,
             app_end: 0,
             dupacks: 0,
-            recovery: Default::default(),
+            recovery: OptU64::NONE,
             partial_ack_seen: false,
-            recover: Default::default(),
+            recover: OptU64::NONE,
             retransmit_pending: false,
             scoreboard: Scoreboard::default(),
             high_rxt: 0,
-            rto_recovery: Default::default(),
-            rto_deadline: Default::default(),
-            paced_until: Default::default(),
+            rto_recovery: OptU64::NONE,
+            rto_deadline: OptTime::NONE,
+            paced_until: OptTime::NONE,
             snd_sml: 0,
             stats: SenderStats::default(),
         }
@@ -240,7 +240,7 @@ impl TcpSender {
             self.stats.retransmitted_bytes += len as u64;
         }
         if self.rto_deadline.is_none() {
-            self.rto_deadline = Some(now + self.rtt.rto(&self.cfg)).into();
+            self.rto_deadline = OptTime::some(now + self.rtt.rto(&self.cfg));
         }
     }
 
@@ -283,7 +283,7 @@ impl TcpSender {
             }
             let srtt = self.rtt.srtt().unwrap_or(self.rtt.rto(&self.cfg));
             let gap = srtt.as_secs_f64() * mss as f64 / self.w.cwnd.max(1) as f64;
-            self.paced_until = Some(now + Duration::from_secs_f64(gap)).into();
+            self.paced_until = OptTime::some(now + Duration::from_secs_f64(gap));
         }
         let seq = self.snd_nxt;
         self.account_send(now, seq, len as u32);
@@ -349,7 +349,7 @@ impl TcpSender {
                 // Resending after a timeout: the window grows (slow start).
                 self.cc.on_ack(&mut self.w, &sample);
                 if ack >= point {
-                    self.rto_recovery = Default::default();
+                    self.rto_recovery = OptU64::NONE;
                 }
             } else {
                 match self.recovery.get() {
@@ -357,7 +357,7 @@ impl TcpSender {
                         // Full acknowledgement: leave fast recovery with cwnd = ssthresh
                         // (RFC 6582 §3.2 step 3, option 2; what Linux and ns-3 do).
                         self.w.cwnd = self.w.ssthresh;
-                        self.recovery = Default::default();
+                        self.recovery = OptU64::NONE;
                     }
                     Some(_) if self.cfg.sack => {} // SACK: pipe governs; no inflation to undo
                     Some(_) => {
@@ -375,9 +375,9 @@ impl TcpSender {
                 }
             }
             if self.snd_una >= self.snd_max {
-                self.rto_deadline = Default::default();
+                self.rto_deadline = OptTime::NONE;
             } else if restart_timer || self.rto_deadline.is_none() {
-                self.rto_deadline = Some(now + self.rtt.rto(&self.cfg)).into();
+                self.rto_deadline = OptTime::some(now + self.rtt.rto(&self.cfg));
             }
         } else if ack == self.snd_una && seg.len == 0 && self.snd_max > self.snd_una {
             self.stats.duplicate_acks += 1;
@@ -410,9 +410,9 @@ impl TcpSender {
         // NewReno inflates by the three segments that left; SACK counts the pipe.
         self.w.cwnd = if self.cfg.sack { self.w.ssthresh } else { self.w.ssthresh + 3 * mss };
         self.high_rxt = self.snd_una;
-        self.recovery = Some(self.snd_max).into();
+        self.recovery = OptU64::some(self.snd_max);
         self.partial_ack_seen = false;
-        self.recover = Some(self.snd_max).into();
+        self.recover = OptU64::some(self.snd_max);
         self.retransmit_pending = true;
         self.stats.fast_retransmits += 1;
     }
@@ -430,26 +430,26 @@ impl TcpSender {
             return;
         }
         if self.snd_una >= self.snd_max {
-            self.rto_deadline = Default::default();
+            self.rto_deadline = OptTime::NONE;
             return;
         }
         self.stats.timeouts += 1;
         let flight = self.snd_max - self.snd_una;
         self.cc.on_timeout(&mut self.w, flight);
-        self.recovery = Default::default();
-        self.recover = Some(self.snd_max).into();
+        self.recovery = OptU64::NONE;
+        self.recover = OptU64::some(self.snd_max);
         self.dupacks = 0;
         self.retransmit_pending = false;
         if self.cfg.sack {
             // Every unSACKed byte sent so far is lost; resend those, skipping
             // what the receiver holds (as Linux's loss state does).
-            self.rto_recovery = Some(self.snd_max).into();
+            self.rto_recovery = OptU64::some(self.snd_max);
             self.high_rxt = self.snd_una;
         } else {
             self.snd_nxt = self.snd_una;
         }
         self.rtt.on_timeout();
-        self.rto_deadline = Some(now + self.rtt.rto(&self.cfg)).into();
+        self.rto_deadline = OptTime::some(now + self.rtt.rto(&self.cfg));
         self.enforce_no_slow_start();
     }
 
