@@ -1,8 +1,8 @@
 //! Runs a scenario (default: the benchmark dumbbell) without Python, for
 //! profilers: `cargo run --release -p torrentlab-sim --example bench [FILE] [--digest]`.
 //!
-//! `--digest` also prints a hash of every row of every output table of a
-//! swarm run, so a change meant only to make things faster can be checked to
+//! `--digest` also prints a hash of every row of every output table (swarm or
+//! dumbbell), so a change meant only to make things faster can be checked to
 //! leave every result as it was.
 
 use std::path::PathBuf;

@@ -80,7 +80,8 @@ pub struct PeerConn {
     /// The remote's requests to us, oldest first.
     pub queued: VecDeque<BlockRef>,
     // Line 1: the download side (rechoke's rate, the request pipeline).
-    /// Bytes/s the remote sends us in piece messages (20 s window).
+    /// Bytes/s the remote sends us in piece messages (20 s window); its
+    /// `total()` is the block bytes received.
     pub down_rate: RateMeasure,
     /// Our requests to the remote not answered yet.
     pub active: Vec<BlockRef>,
@@ -91,7 +92,8 @@ pub struct PeerConn {
     pub outq: Vec<Message>,
     pub opened: Time,
     // Line 3.
-    /// Bytes/s we send the remote in piece messages.
+    /// Bytes/s we send the remote in piece messages; its `total()` is the
+    /// block bytes sent.
     pub up_rate: RateMeasure,
 }
 
@@ -122,16 +124,6 @@ impl PeerConn {
     #[inline]
     pub fn ready(&self) -> bool {
         self.stage == Stage::Ready
-    }
-
-    /// Block payload bytes received in piece messages.
-    pub fn bytes_down(&self) -> u64 {
-        self.down_rate.total()
-    }
-
-    /// Block payload bytes sent in piece messages.
-    pub fn bytes_up(&self) -> u64 {
-        self.up_rate.total()
     }
 
     /// Something to upload: a piece message under way, or requests while unchoked.
