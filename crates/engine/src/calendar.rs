@@ -88,6 +88,15 @@ impl CalendarQueue {
     }
 
     /// The smallest key, if any.
+    /// The first few keys of the bucket being served, in heap order: the
+    /// next key is the first, and the one after it is among the first three
+    /// (unless more are pushed). Empty when the served bucket is.
+    #[inline]
+    pub fn next_few(&self) -> &[Reverse<u128>] {
+        let s = self.current.as_slice();
+        &s[..s.len().min(3)]
+    }
+
     pub fn peek(&self) -> Option<u128> {
         if let Some(Reverse(k)) = self.current.peek() {
             return Some(*k);
@@ -232,6 +241,21 @@ mod tests {
             assert_eq!(q.pop(), Some(p));
         }
         assert_eq!(q.pop(), None);
+    }
+
+    #[test]
+    fn the_first_of_the_next_few_keys_is_the_one_pop_returns() {
+        let mut q = CalendarQueue::default();
+        let width = 1u64 << SHIFT;
+        for (i, t) in [7, 3, 9, 3, width * 5].into_iter().enumerate() {
+            q.push(k(t, i as u64));
+        }
+        q.pop();
+        while let Some(&Reverse(next)) = q.next_few().first() {
+            assert!(q.next_few().len() <= 3);
+            assert_eq!(q.pop(), Some(next));
+        }
+        assert_eq!(q.pop(), Some(k(width * 5, 4)), "a later bucket is served once this one is empty");
     }
 
     proptest! {

@@ -123,6 +123,13 @@ impl<E> EventQueue<E> {
         let slot = key_slot(top);
         let event = self.slab[slot as usize].take().expect("a queued slot holds its event");
         self.free.push(slot);
+        // The events of the next pops are known: start loading their slab
+        // entries, which are scattered, while this one is handled.
+        for r in self.keys.next_few() {
+            if let Some(e) = self.slab.get(key_slot(r.0) as usize) {
+                crate::prefetch::prefetch(e);
+            }
+        }
         Some((time, event))
     }
 

@@ -18,6 +18,13 @@ use torrentlab_sim::{
     run_swarm, run_with_progress, AnyScenario, ColumnData, Perf, ScenarioError as CoreScenarioError, Table,
 };
 
+/// The engine's memory on transparent huge pages where Linux allows (a swarm
+/// jumps around tens of megabytes of small objects; see
+/// `torrentlab_sim::HugePageHeap`). Only the extension's own allocations go
+/// through it.
+#[global_allocator]
+static ALLOC: torrentlab_sim::HugePageHeap = torrentlab_sim::HugePageHeap;
+
 create_exception!(_core, TorrentlabError, PyException, "Base class of every torrentlab error.");
 create_exception!(
     _core,

@@ -8,6 +8,10 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
+/// As the Python extension does: the heap on huge pages.
+#[global_allocator]
+static ALLOC: torrentlab_sim::HugePageHeap = torrentlab_sim::HugePageHeap;
+
 fn main() {
     let digest = std::env::args().any(|a| a == "--digest");
     let path = std::env::args().skip(1).find(|a| a != "--digest").map(PathBuf::from).unwrap_or_else(|| {

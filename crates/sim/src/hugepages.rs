@@ -6,6 +6,13 @@
 //! with a few dozen entries. Linux gives a region huge pages when asked with
 //! `madvise(MADV_HUGEPAGE)` (or always, if so configured); elsewhere this
 //! does nothing. It changes memory layout only, never results.
+//!
+//! [`advise`] and [`push`] do it for one array; [`HugePageHeap`], a global
+//! allocator a binary opts into, does it for the whole heap:
+//! `#[global_allocator] static A: torrentlab_sim::HugePageHeap = torrentlab_sim::HugePageHeap;`.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 /// Bytes in a huge page on x86-64 and most arm64 kernels.
 const HUGE: usize = 2 << 20;
@@ -43,6 +50,101 @@ pub(crate) fn push<T>(v: &mut Vec<T>, x: T) {
     }
 }
 
+// ---------------------------------------------------------------------------
+// [`HugePageHeap`]: the system allocator, asking for transparent huge pages
+// under the heap as it grows.
+//
+// The connection array is not all a run jumps around in: client connection
+// tables, bitfields, frame queues and event slots are tens of megabytes of
+// small objects on the heap. glibc can put its heap on huge pages itself
+// (`GLIBC_TUNABLES=glibc.malloc.hugetlb=1`) but reads that only at process
+// start, which a library loaded into Python cannot arrange. This allocator
+// does the same from inside: it lets the heap grow in steps of `TOP_PAD`
+// bytes (`mallopt(M_TOP_PAD)`), so each step holds whole 2 MiB pages, and
+// `madvise(MADV_HUGEPAGE)`s every step, and every large block, the first time
+// it hands out memory there. It covers glibc's main arena (the heap of the
+// process's first thread, where runs happen) and large blocks; other
+// threads' arenas are left as they are. Elsewhere than Linux it is the
+// system allocator.
+// ---------------------------------------------------------------------------
+
+/// How much the heap grows by beyond a request: 16 MiB, 8 huge pages.
+#[cfg(target_os = "linux")]
+const TOP_PAD: i32 = 16 << 20;
+
+/// The system allocator with the heap on transparent huge pages (see the
+/// module documentation).
+pub struct HugePageHeap;
+
+/// Blocks ending below this address lie in heap already advised (0: none yet).
+static ADVISED_END: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every call is forwarded unchanged to `System`; the only addition is
+// advice about how pages are backed, which never changes memory contents.
+unsafe impl GlobalAlloc for HugePageHeap {
+    #[inline]
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc(layout) };
+        seen(p, layout.size());
+        p
+    }
+
+    #[inline]
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc_zeroed(layout) };
+        seen(p, layout.size());
+        p
+    }
+
+    #[inline]
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    #[inline]
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let p = unsafe { System.realloc(ptr, layout, new_size) };
+        seen(p, new_size);
+        p
+    }
+}
+
+/// A block was handed out: the cheap check whether it lies in new ground.
+#[inline(always)]
+fn seen(p: *mut u8, size: usize) {
+    if (p as usize).wrapping_add(size) > ADVISED_END.load(Relaxed) {
+        advise_new(p as usize, size);
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[cold]
+#[inline(never)]
+fn advise_new(p: usize, size: usize) {
+    // SAFETY: `sbrk(0)` only reads the current break; `mallopt` and `madvise`
+    // change allocation policy and page backing, never contents, and no call
+    // here allocates. A refusal (THP off, a hole in the range) is harmless.
+    unsafe {
+        let brk = libc::sbrk(0) as usize;
+        let end = ADVISED_END.load(Relaxed);
+        if p < brk && p + size <= brk {
+            // The main arena's heap, grown past what was advised.
+            if end == 0 {
+                libc::mallopt(libc::M_TOP_PAD, TOP_PAD);
+            }
+            let lo = end.max(p & !(HUGE - 1));
+            libc::madvise(lo as *mut libc::c_void, brk - lo, libc::MADV_HUGEPAGE);
+            ADVISED_END.store(brk, Relaxed);
+        } else if let Some((a, len)) = huge_range(p, size) {
+            // A block of its own (mmap'd) holding whole huge pages.
+            libc::madvise(a as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn advise_new(_: usize, _: usize) {}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -73,5 +175,27 @@ mod tests {
         let v = vec![0u8; 1000];
         advise(&v); // nothing to align: no call, no panic
         assert_eq!(v.len(), 1000);
+    }
+
+    #[test]
+    fn blocks_from_the_huge_page_heap_keep_their_contents_through_growth_and_release() {
+        let a = HugePageHeap;
+        let small = Layout::from_size_align(48, 8).unwrap();
+        let big = Layout::from_size_align(5 * HUGE, 64).unwrap();
+        // SAFETY: each block is used within its layout and freed once with it.
+        unsafe {
+            let p = a.alloc(small);
+            assert!(!p.is_null());
+            p.write_bytes(0xab, 48);
+            let q = a.alloc_zeroed(big);
+            assert!(!q.is_null() && q as usize % 64 == 0);
+            assert!((0..5 * HUGE).step_by(4093).all(|i| *q.add(i) == 0), "zeroed means zeroed");
+            q.add(HUGE).write(7);
+            let r = a.realloc(q, big, 9 * HUGE);
+            assert_eq!(*r.add(HUGE), 7, "realloc keeps the contents");
+            assert!((0..48).all(|i| *p.add(i) == 0xab));
+            a.dealloc(r, Layout::from_size_align(9 * HUGE, 64).unwrap());
+            a.dealloc(p, small);
+        }
     }
 }

@@ -9,16 +9,20 @@ use torrentlab_bittorrent::wire::Message;
 use torrentlab_engine::{OptTime, Time};
 use torrentlab_transport::tcp::TcpConnection;
 
+use crate::timer::Timer;
+
 /// No client slot.
 pub(crate) const NO_SLOT: u32 = u32::MAX;
 
 /// Side 0 dialled (initiator), side 1 accepted.
 ///
-/// `repr(C)` keeps what every packet reads or writes (peers, slots, where the
-/// next frame ends, wire counters, flags) in the first cache line, then what
-/// an application write touches, ahead of the two endpoints and of what only
-/// reports read.
-#[repr(C)]
+/// `repr(C, align(64))` keeps what every packet reads or writes (peers,
+/// slots, where the next frame ends, flags, the endpoints' timers and wire
+/// counters) in the first two cache lines, then what an application write
+/// touches, ahead of the two endpoints and of what only reports read. Sending
+/// a segment re-arms its endpoint's timer, so the timer sits beside what the
+/// packet already brought into the cache.
+#[repr(C, align(64))]
 pub(crate) struct Conn {
     pub peer: [u32; 2],
     /// The client slot of each side (`NO_SLOT` before accept / after close).
@@ -27,14 +31,16 @@ pub(crate) struct Conn {
     /// stream ends (`u64::MAX`: none); a copy of `frames[s].front()`'s, kept
     /// here so most segments need not look at the queue.
     pub next_end: [u64; 2],
-    /// IP bytes sent by side `s`.
-    pub wire_bytes: [u64; 2],
     /// The side's socket said "not flushed": tell its client when it drains.
     pub blocked: [bool; 2],
     /// The initiator's client has been told the connection is up.
     pub connected: bool,
     /// The acceptor's client has been asked (accept or refuse).
     pub asked: bool,
+    /// Side `s`'s endpoint timer.
+    pub timer: [Timer; 2],
+    /// IP bytes sent by side `s`.
+    pub wire_bytes: [u64; 2],
     /// Stream bytes written by side `s`.
     pub written: [u64; 2],
     pub last_send: [OptTime; 2],
@@ -57,6 +63,7 @@ impl Conn {
             blocked: [false; 2],
             connected: false,
             asked: false,
+            timer: [Timer::default(); 2],
             last_send: [OptTime::NONE; 2],
             ep,
             frames: [VecDeque::new(), VecDeque::new()],
@@ -98,9 +105,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn what_every_packet_reads_is_in_the_first_cache_line() {
-        use std::mem::offset_of;
+    fn what_every_packet_reads_is_in_the_first_two_cache_lines() {
+        use std::mem::{align_of, offset_of, size_of};
+        assert_eq!(align_of::<Conn>(), 64, "connections start on a line");
         assert!(offset_of!(Conn, asked) < 64 && offset_of!(Conn, blocked) < 64);
-        assert!(offset_of!(Conn, wire_bytes) + 16 <= 64 && offset_of!(Conn, next_end) + 16 <= 64);
+        assert!(offset_of!(Conn, slot) + 8 <= 64 && offset_of!(Conn, next_end) + 16 <= 64);
+        assert!(offset_of!(Conn, timer) + size_of::<[Timer; 2]>() <= 128);
+        assert!(offset_of!(Conn, wire_bytes) + 16 <= 128);
     }
 }

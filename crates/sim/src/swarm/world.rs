@@ -120,7 +120,6 @@ struct Wires<'a> {
     now: Time,
     peer: u32,
     conns: &'a mut Vec<Conn>,
-    ep_timers: &'a mut Vec<Timer>,
     proto: &'a [(Arc<TcpConfig>, CcConfig)],
     class_of: &'a [usize],
     /// The peer's sends go to the send log.
@@ -149,7 +148,6 @@ impl Io for Wires<'_> {
         let mut c = Conn::new(self.now, self.peer, remote, ep);
         c.slot[0] = slot;
         hugepages::push(self.conns, c);
-        self.ep_timers.extend([Timer::default(); 2]);
         self.pending.dirty.push((id, 0));
         id * 2
     }
@@ -213,8 +211,6 @@ pub(crate) struct SwarmWorld {
     lane_dsts: u32,
     host_lanes: Lanes<InFlight>,
     pub conns: Vec<Conn>,
-    /// Endpoint timers, at `2 x conn + side`.
-    ep_timers: Vec<Timer>,
     pub peers: Vec<Peer>,
     class_of: Vec<usize>,
     proto: Vec<(Arc<TcpConfig>, CcConfig)>,
@@ -235,13 +231,13 @@ pub(crate) struct SwarmWorld {
 const LOOKAHEAD: usize = 6;
 
 /// Starts loading what the packet `LOOKAHEAD` places behind the current one
-/// in its lane will read first: its connection's shared line and the
-/// receiving endpoint (see [`prefetch`]).
+/// in its lane will read first: its connection's first two lines (shared
+/// state and timers) and the receiving endpoint (see [`prefetch`]).
 #[inline]
 fn prefetch_packet(conns: &[Conn], pkt: &Packet) {
     let Some(c) = conns.get(pkt.conn as usize) else { return };
     let s = pkt.to as usize;
-    prefetch::prefetch_bytes(c as *const Conn, 64);
+    prefetch::prefetch_bytes(c as *const Conn, 128);
     prefetch::prefetch(&c.ep[s]);
 }
 
@@ -357,7 +353,6 @@ impl SwarmWorld {
             lane_dsts,
             host_lanes: Lanes::new(n),
             conns,
-            ep_timers: Vec::new(),
             leechers_left: peers.iter().filter(|p| !p.seed).count(),
             peers,
             class_of,
@@ -405,7 +400,7 @@ impl SwarmWorld {
                 }
                 Ev::EpTimer { conn, side, gen } => {
                     // Every change of an endpoint's deadline goes through `drive`.
-                    match self.ep_timers[2 * conn as usize + side as usize].fire_following(gen, now) {
+                    match self.conns[conn as usize].timer[side as usize].fire_following(gen, now) {
                         Firing::Stale => {}
                         Firing::Moved(t) => self.q.schedule(t, Ev::EpTimer { conn, side, gen }),
                         Firing::Due => {
@@ -468,7 +463,6 @@ impl SwarmWorld {
                 now,
                 peer,
                 conns: &mut self.conns,
-                ep_timers: &mut self.ep_timers,
                 proto: &self.proto,
                 class_of: &self.class_of,
                 log_peer,
@@ -527,7 +521,7 @@ impl SwarmWorld {
             }
         }
         let d = self.conns[ci as usize].ep[s].poll_timeout();
-        if let (Some(d), Some(gen)) = (d, self.ep_timers[2 * ci as usize + s].arm(d)) {
+        if let (Some(d), Some(gen)) = (d, self.conns[ci as usize].timer[s].arm(d)) {
             self.q.schedule(d.max(now), Ev::EpTimer { conn: ci, side: s as u8, gen });
         }
     }
