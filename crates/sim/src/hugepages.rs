@@ -188,7 +188,7 @@ mod tests {
             assert!(!p.is_null());
             p.write_bytes(0xab, 48);
             let q = a.alloc_zeroed(big);
-            assert!(!q.is_null() && q as usize % 64 == 0);
+            assert!(!q.is_null() && (q as usize).is_multiple_of(64));
             assert!((0..5 * HUGE).step_by(4093).all(|i| *q.add(i) == 0), "zeroed means zeroed");
             q.add(HUGE).write(7);
             let r = a.realloc(q, big, 9 * HUGE);
