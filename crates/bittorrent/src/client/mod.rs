@@ -27,6 +27,9 @@ use crate::pipeline::Pipeline;
 use crate::torrent::Torrent;
 use crate::tracker::{AnnounceEvent, AnnounceSchedule};
 use crate::wire::Message;
+
+/// How many connection entries ahead a rechoke's scan asks for.
+const SCAN_AHEAD: usize = 4;
 pub use conn::{Frame, PeerConn, Stage};
 
 /// Client settings (mainline 4.0.x defaults from [`ClientConfig::mainline`]).
@@ -499,10 +502,22 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         let sockets = self.choker.reads_flushed(seeding);
         let mut views = std::mem::take(&mut self.views);
         views.clear();
+        // The scan jumps 256 bytes at a time through a table most of which has
+        // left the cache since the last rechoke: ask for entries ahead.
+        for c in self.conns.iter().take(SCAN_AHEAD) {
+            torrentlab_engine::prefetch::prefetch_bytes(c as *const Option<PeerConn>, 128);
+        }
+        let ahead = self.conns.as_ptr();
+        let n = self.conns.len();
         views.extend(
             self.conns
                 .iter_mut()
                 .enumerate()
+                .inspect(|&(i, _)| {
+                    if i + SCAN_AHEAD < n {
+                        torrentlab_engine::prefetch::prefetch_bytes(ahead.wrapping_add(i + SCAN_AHEAD), 128);
+                    }
+                })
                 .filter_map(|(i, c)| c.as_mut().filter(|c| c.ready()).map(|c| (i, c)))
                 .map(|(i, c)| {
                     let interested = c.remote_interested;
