@@ -15,6 +15,9 @@ use crate::torrent::BLOCK;
 use crate::tracker::AnnounceEvent;
 use crate::wire::Message;
 
+/// How many connections ahead a HAVE broadcast asks the driver to load.
+const WRITE_AHEAD: usize = 3;
+
 impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     pub(super) fn got_bitfield(&mut self, now: Time, slot: u32, b: Bitfield, io: &mut dyn Io) {
         if b.len() != self.torrent.pieces() {
@@ -245,7 +248,15 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     fn piece_complete(&mut self, now: Time, piece: u32, io: &mut dyn Io) {
         io.note(Note::PieceVerified { piece });
         let slots: Vec<u32> = self.connections().filter(|(_, c)| c.ready()).map(|(s, _)| s).collect();
-        for &s in &slots {
+        for &a in slots.iter().take(WRITE_AHEAD) {
+            io.prefetch(self.cref(a).link);
+        }
+        for (i, &s) in slots.iter().enumerate() {
+            // The scan above brought the client's side in; the driver's side
+            // of each connection is cold: ask for it a few writes ahead.
+            if let Some(c) = slots.get(i + WRITE_AHEAD).and_then(|&a| self.conns[a as usize].as_ref()) {
+                io.prefetch(c.link);
+            }
             self.send(s, Message::Have { piece }, io);
         }
         for &s in &slots {

@@ -99,6 +99,13 @@ pub trait Io {
     fn close(&mut self, link: u32);
     fn announce(&mut self, event: AnnounceEvent, numwant: u32);
     fn note(&mut self, note: Note);
+    /// A hint, never required: `link` will be written to soon, so a driver
+    /// may start loading its state (a client writing to many connections in
+    /// a row gives it a few ahead).
+    #[inline]
+    fn prefetch(&self, link: u32) {
+        let _ = link;
+    }
 }
 
 /// Counters of one client.

@@ -189,6 +189,15 @@ impl Io for Wires<'_> {
         self.pending.announces.push((self.peer, event, numwant));
     }
 
+    #[inline]
+    fn prefetch(&self, link: u32) {
+        let Some(c) = self.conns.get((link / 2) as usize) else { return };
+        // What a write and the send after it touch: the shared lines, the
+        // write counters, and the sending endpoint.
+        prefetch::prefetch_bytes(c as *const Conn, 192);
+        prefetch::prefetch(&c.ep[(link % 2) as usize]);
+    }
+
     fn note(&mut self, note: Note) {
         if note == Note::Completed {
             self.pending.completed.push(self.peer);
