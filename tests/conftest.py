@@ -33,11 +33,13 @@ upload_limit = "20 kB/s"
 """
 
 
-def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    """Runs the installed `torrentlab` command."""
+def cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Runs the installed `torrentlab` command (with `env` added to the environment)."""
     exe = shutil.which("torrentlab")
     cmd = [exe, *args] if exe else [sys.executable, "-m", "torrentlab.cli", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, env={**os.environ, "COLUMNS": "200"})
+    return subprocess.run(
+        cmd, capture_output=True, text=True, cwd=cwd, env={**os.environ, "COLUMNS": "200", **(env or {})}
+    )
 
 
 @pytest.fixture

@@ -143,6 +143,19 @@ def test_the_same_dict_and_seed_write_byte_identical_parquet_and_another_seed_di
     assert (other.peers["completed_s"] != small.peers["completed_s"]).sum() > LEECHERS // 2
 
 
+def test_huge_pages_on_or_off_a_swarm_writes_byte_identical_parquet(tmp_path):
+    f = tmp_path / "swarm.toml"
+    f.write_text(SMALL_SWARM)
+    for d, env in (("on", {}), ("off", {"TORRENTLAB_HUGEPAGES": "0"})):
+        r = cli("run", str(f), "-o", str(tmp_path / d), env=env)
+        assert r.returncode == 0, r.stderr
+    on = sorted(p.name for p in (tmp_path / "on").glob("*.parquet"))
+    assert on == sorted(p.name for p in (tmp_path / "off").glob("*.parquet"))
+    assert {"summary.parquet", "peers.parquet", "haves.parquet"} <= set(on)
+    for name in on:
+        assert (tmp_path / "on" / name).read_bytes() == (tmp_path / "off" / name).read_bytes(), name
+
+
 # ---- bad swarm files through the CLI -----------------------------------------------
 
 BASE = SMALL_SWARM

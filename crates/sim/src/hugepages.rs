@@ -10,9 +10,10 @@
 //! [`advise`] and [`push`] do it for one array; [`HugePageHeap`], a global
 //! allocator a binary opts into, does it for the whole heap:
 //! `#[global_allocator] static A: torrentlab_sim::HugePageHeap = torrentlab_sim::HugePageHeap;`.
+//! `TORRENTLAB_HUGEPAGES=0` in the environment turns all of it off.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering::Relaxed};
 
 /// Bytes in a huge page on x86-64 and most arm64 kernels.
 const HUGE: usize = 2 << 20;
@@ -24,8 +25,38 @@ fn huge_range(start: usize, bytes: usize) -> Option<(usize, usize)> {
     (b > a).then(|| (a, b - a))
 }
 
+/// Whether to ask for huge pages: 0 not yet known, 1 yes, 2 no.
+static ENABLED: AtomicU8 = AtomicU8::new(0);
+
+/// Huge pages are asked for unless `TORRENTLAB_HUGEPAGES=0` (read once).
+/// Reads the environment with `getenv`, which does not allocate, so the
+/// allocator may call it.
+fn enabled() -> bool {
+    match ENABLED.load(Relaxed) {
+        1 => true,
+        2 => false,
+        _ => {
+            #[cfg(target_os = "linux")]
+            // SAFETY: `getenv` returns null or a NUL-terminated string that
+            // stays valid while the environment is not changed; only its
+            // first byte is read, at once.
+            let off = unsafe {
+                let v = libc::getenv(c"TORRENTLAB_HUGEPAGES".as_ptr());
+                !v.is_null() && *v == b'0' as libc::c_char
+            };
+            #[cfg(not(target_os = "linux"))]
+            let off = true;
+            ENABLED.store(if off { 2 } else { 1 }, Relaxed);
+            !off
+        }
+    }
+}
+
 /// Asks for huge pages under the 2 MiB-aligned part of `v`'s buffer.
 pub(crate) fn advise<T>(v: &Vec<T>) {
+    if !enabled() {
+        return;
+    }
     let Some((a, len)) = huge_range(v.as_ptr() as usize, v.capacity() * std::mem::size_of::<T>()) else {
         return;
     };
@@ -121,6 +152,10 @@ fn seen(p: *mut u8, size: usize) {
 #[cold]
 #[inline(never)]
 fn advise_new(p: usize, size: usize) {
+    if !enabled() {
+        ADVISED_END.store(usize::MAX, Relaxed); // never here again
+        return;
+    }
     // SAFETY: `sbrk(0)` only reads the current break; `mallopt` and `madvise`
     // change allocation policy and page backing, never contents, and no call
     // here allocates. A refusal (THP off, a hole in the range) is harmless.
