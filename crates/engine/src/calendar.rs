@@ -87,7 +87,6 @@ impl CalendarQueue {
         self.in_ring += 1;
     }
 
-    /// The smallest key, if any.
     /// The first few keys of the bucket being served, in heap order: the
     /// next key is the first, and the one after it is among the first three
     /// (unless more are pushed). Empty when the served bucket is.
@@ -97,6 +96,7 @@ impl CalendarQueue {
         &s[..s.len().min(3)]
     }
 
+    /// The smallest key, if any.
     pub fn peek(&self) -> Option<u128> {
         if let Some(Reverse(k)) = self.current.peek() {
             return Some(*k);

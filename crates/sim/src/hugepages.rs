@@ -143,7 +143,7 @@ unsafe impl GlobalAlloc for HugePageHeap {
 /// A block was handed out: the cheap check whether it lies in new ground.
 #[inline(always)]
 fn seen(p: *mut u8, size: usize) {
-    if (p as usize).wrapping_add(size) > ADVISED_END.load(Relaxed) {
+    if (p as usize).wrapping_add(size) > ADVISED_END.load(Relaxed) && !p.is_null() {
         advise_new(p as usize, size);
     }
 }
@@ -167,6 +167,7 @@ fn advise_new(p: usize, size: usize) {
             if end == 0 {
                 libc::mallopt(libc::M_TOP_PAD, TOP_PAD);
             }
+            // `end < p + size <= brk` (else no call here), so `lo < brk`.
             let lo = end.max(p & !(HUGE - 1));
             libc::madvise(lo as *mut libc::c_void, brk - lo, libc::MADV_HUGEPAGE);
             ADVISED_END.store(brk, Relaxed);

@@ -27,10 +27,10 @@ use crate::pipeline::Pipeline;
 use crate::torrent::Torrent;
 use crate::tracker::{AnnounceEvent, AnnounceSchedule};
 use crate::wire::Message;
+pub use conn::{Frame, PeerConn, Stage};
 
 /// How many connection entries ahead a rechoke's scan asks for.
 const SCAN_AHEAD: usize = 4;
-pub use conn::{Frame, PeerConn, Stage};
 
 /// Client settings (mainline 4.0.x defaults from [`ClientConfig::mainline`]).
 #[derive(Clone, Debug, PartialEq)]
