@@ -1,6 +1,6 @@
 //! Transparent huge pages for the large arrays a run jumps around in.
 //!
-//! A swarm of 300 peers keeps about 16,000 connections (some 22 MB) and
+//! A swarm of 300 peers keeps about 16,000 connections (some 24 MB) and
 //! touches a different one with almost every packet. With 4 KiB pages nearly
 //! every such touch also misses the TLB; 2 MiB pages cover the whole array
 //! with a few dozen entries. Linux gives a region huge pages when asked with

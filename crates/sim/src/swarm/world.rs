@@ -349,7 +349,7 @@ impl SwarmWorld {
         let rec = SwarmRecorder::new(&sc.metrics, n);
         // Every connection is dialled by someone: room for each peer's
         // initiations up front, on huge pages from the first touch (at most
-        // 65,536 connections, ~90 MB of address space; beyond, it grows).
+        // 65,536 connections of 1.5 kB, ~96 MB of address space; beyond, it grows).
         let dials: usize = peers.iter().map(|p| p.client.config().max_initiate as usize).sum();
         let conns = Vec::with_capacity(dials.min(1 << 16));
         hugepages::advise(&conns);
