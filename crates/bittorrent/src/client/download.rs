@@ -245,17 +245,24 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         }
     }
 
+    /// Tells the driver that the connection in `slot` will be written to soon.
+    fn hint_write(&self, slot: u32, io: &mut dyn Io) {
+        if let Some(c) = self.conns.get(slot as usize).and_then(Option::as_ref) {
+            io.prefetch(c.link);
+        }
+    }
+
     fn piece_complete(&mut self, now: Time, piece: u32, io: &mut dyn Io) {
         io.note(Note::PieceVerified { piece });
         let slots: Vec<u32> = self.connections().filter(|(_, c)| c.ready()).map(|(s, _)| s).collect();
+        // The scan above brought the client's side in; the driver's side of
+        // each connection is cold: ask for it a few writes ahead.
         for &a in slots.iter().take(WRITE_AHEAD) {
-            io.prefetch(self.cref(a).link);
+            self.hint_write(a, io);
         }
         for (i, &s) in slots.iter().enumerate() {
-            // The scan above brought the client's side in; the driver's side
-            // of each connection is cold: ask for it a few writes ahead.
-            if let Some(c) = slots.get(i + WRITE_AHEAD).and_then(|&a| self.conns[a as usize].as_ref()) {
-                io.prefetch(c.link);
+            if let Some(&a) = slots.get(i + WRITE_AHEAD) {
+                self.hint_write(a, io);
             }
             self.send(s, Message::Have { piece }, io);
         }
