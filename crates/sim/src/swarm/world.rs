@@ -240,13 +240,14 @@ pub(crate) struct SwarmWorld {
 const LOOKAHEAD: usize = 6;
 
 /// Starts loading what the packet `LOOKAHEAD` places behind the current one
-/// in its lane will read first: its connection's first two lines (shared
-/// state and timers) and the receiving endpoint (see [`prefetch`]).
+/// in its lane will read first: its connection's first three lines (shared
+/// state, head frames, timers, send counters) and the receiving endpoint
+/// (see [`prefetch`]).
 #[inline]
 fn prefetch_packet(conns: &[Conn], pkt: &Packet) {
     let Some(c) = conns.get(pkt.conn as usize) else { return };
     let s = pkt.to as usize;
-    prefetch::prefetch_bytes(c as *const Conn, 128);
+    prefetch::prefetch_bytes(c as *const Conn, 192);
     prefetch::prefetch(&c.ep[s]);
 }
 
