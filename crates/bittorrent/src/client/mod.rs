@@ -241,6 +241,16 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         self.conns.get(slot as usize).and_then(|c| c.as_ref())
     }
 
+    /// A hint for drivers: a frame for `slot` will arrive soon, so start
+    /// loading what handling it reads first (the flags, rates, requests and
+    /// the remote's pieces: the connection's first three lines).
+    #[inline]
+    pub fn prefetch_conn(&self, slot: u32) {
+        if let Some(c) = self.conns.get(slot as usize) {
+            torrentlab_engine::prefetch::prefetch_bytes(c as *const Option<PeerConn>, 192);
+        }
+    }
+
     fn live(&self) -> u32 {
         (self.conns.len() - self.free.len()) as u32
     }

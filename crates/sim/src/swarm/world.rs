@@ -238,6 +238,10 @@ pub(crate) struct SwarmWorld {
 /// time of no prefetch; 12 ahead, or also prefetching the receiving client's
 /// connection state 3 ahead, was no better.
 const LOOKAHEAD: usize = 6;
+/// How many packets ahead in a lane to prefetch the receiving client's state
+/// for a packet that will complete a frame: by then the connection's lines,
+/// asked for at [`LOOKAHEAD`], have arrived and say where the client's is.
+const CLIENT_AHEAD: usize = 3;
 
 /// Starts loading what the packet `LOOKAHEAD` places behind the current one
 /// in its lane will read first: its connection's first three lines (shared
@@ -399,6 +403,9 @@ impl SwarmWorld {
                     if let Some(ahead) = self.lanes.get(lane as usize, LOOKAHEAD) {
                         prefetch_packet(&self.conns, &ahead.pkt);
                     }
+                    if let Some(near) = self.lanes.get(lane as usize, CLIENT_AHEAD) {
+                        self.prefetch_client(&near.pkt);
+                    }
                     self.hop(now, x);
                 }
                 Ev::HostLane { host } => {
@@ -462,6 +469,19 @@ impl SwarmWorld {
             }
         }
         progress(self.end);
+    }
+
+    /// Starts loading the receiving client's state for `pkt`'s connection
+    /// when `pkt` brings the end of the next frame (so the client will be
+    /// called). A hint: results never depend on it.
+    #[inline]
+    fn prefetch_client(&self, pkt: &Packet) {
+        let Some(c) = self.conns.get(pkt.conn as usize) else { return };
+        let s = pkt.to as usize;
+        if pkt.seg.len == 0 || pkt.seg.seq + (pkt.seg.len as u64) < c.next_end[1 - s] || c.slot[s] == NO_SLOT {
+            return;
+        }
+        self.peers[c.peer[s] as usize].client.prefetch_conn(c.slot[s]);
     }
 
     /// Calls into one peer's client with an [`Io`] over the world, then does
