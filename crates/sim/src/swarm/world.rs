@@ -238,6 +238,10 @@ pub(crate) struct SwarmWorld {
 /// time of no prefetch; 12 ahead, or also prefetching the receiving client's
 /// connection state 3 ahead, was no better.
 const LOOKAHEAD: usize = 6;
+/// How many packets ahead in a lane to prefetch the lane's own entry: a
+/// lane's ring of packets in flight (128 bytes each) has left the cache since
+/// they were sent, and reading the packet [`LOOKAHEAD`] ahead would wait for it.
+const LANE_AHEAD: usize = 12;
 /// How many packets ahead in a lane to prefetch the receiving client's state
 /// for a packet that will complete a frame: by then the connection's lines,
 /// asked for at [`LOOKAHEAD`], have arrived and say where the client's is.
@@ -399,6 +403,9 @@ impl SwarmWorld {
                     let ((_, x), next) = self.lanes.pop(lane as usize).expect("a scheduled lane has a head");
                     if let Some(t) = next {
                         self.q.schedule(t, Ev::PathLane { lane });
+                    }
+                    if let Some(far) = self.lanes.get(lane as usize, LANE_AHEAD) {
+                        prefetch::prefetch(far);
                     }
                     if let Some(ahead) = self.lanes.get(lane as usize, LOOKAHEAD) {
                         prefetch_packet(&self.conns, &ahead.pkt);
