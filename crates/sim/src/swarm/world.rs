@@ -236,7 +236,8 @@ pub(crate) struct SwarmWorld {
 /// How many packets ahead in a lane to prefetch the receiving endpoint of.
 /// Measured on the 10 MB E0 variant (paired runs): 6 ahead gave 0.91x the
 /// time of no prefetch; 12 ahead, or also prefetching the receiving client's
-/// connection state 3 ahead, was no better.
+/// connection state 3 ahead for every packet, was no better (for packets
+/// that complete a frame only, it is: see [`CLIENT_AHEAD`]).
 const LOOKAHEAD: usize = 6;
 /// How many packets ahead in a lane to prefetch the lane's own entry: a
 /// lane's ring of packets in flight (128 bytes each) has left the cache since
