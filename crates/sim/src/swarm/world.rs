@@ -191,11 +191,7 @@ impl Io for Wires<'_> {
 
     #[inline]
     fn prefetch(&self, link: u32) {
-        let Some(c) = self.conns.get((link / 2) as usize) else { return };
-        // What a write and the send after it touch: the shared lines, the
-        // write counters, and the sending endpoint.
-        prefetch::prefetch_bytes(c as *const Conn, 192);
-        prefetch::prefetch(&c.ep[(link % 2) as usize]);
+        prefetch_end(self.conns, (link / 2) as usize, (link % 2) as usize);
     }
 
     fn note(&mut self, note: Note) {
@@ -248,14 +244,15 @@ const LANE_AHEAD: usize = 12;
 /// asked for at [`LOOKAHEAD`], have arrived and say where the client's is.
 const CLIENT_AHEAD: usize = 3;
 
-/// Starts loading what the packet `LOOKAHEAD` places behind the current one
-/// in its lane will read first: its connection's first three lines (shared
-/// state, head frames, timers, send counters) and the receiving endpoint
-/// (see [`prefetch`]).
+/// Starts loading what a packet for side `s` of connection `ci`, or a write
+/// by that side, reads first: the connection's first three lines (shared
+/// state, head frames, timers, send and write counters) and side `s`'s
+/// endpoint (see [`prefetch`]). The lanes ask for the packet [`LOOKAHEAD`]
+/// places behind the current one; clients, through [`Io::prefetch`], for
+/// connections they will write to.
 #[inline]
-fn prefetch_packet(conns: &[Conn], pkt: &Packet) {
-    let Some(c) = conns.get(pkt.conn as usize) else { return };
-    let s = pkt.to as usize;
+fn prefetch_end(conns: &[Conn], ci: usize, s: usize) {
+    let Some(c) = conns.get(ci) else { return };
     prefetch::prefetch_bytes(c as *const Conn, 192);
     prefetch::prefetch(&c.ep[s]);
 }
@@ -409,7 +406,7 @@ impl SwarmWorld {
                         prefetch::prefetch(far);
                     }
                     if let Some(ahead) = self.lanes.get(lane as usize, LOOKAHEAD) {
-                        prefetch_packet(&self.conns, &ahead.pkt);
+                        prefetch_end(&self.conns, ahead.pkt.conn as usize, ahead.pkt.to as usize);
                     }
                     if let Some(near) = self.lanes.get(lane as usize, CLIENT_AHEAD) {
                         self.prefetch_client(&near.pkt);
