@@ -42,6 +42,13 @@ macro_rules! compact_option {
             pub fn is_none(self) -> bool {
                 self.0 == u64::MAX
             }
+
+            /// The smaller of two values, none counting as later than any:
+            /// the earlier of two optional deadlines, without a branch.
+            #[inline]
+            pub fn earliest(self, other: Self) -> Self {
+                $name(self.0.min(other.0))
+            }
         }
 
         impl Default for $name {
@@ -100,6 +107,15 @@ mod tests {
         }
         assert_eq!(OptDuration::from(Some(Duration(7))).get(), Some(Duration(7)));
         assert!(OptU64::default().is_none() && OptU64::some(0).is_some());
+    }
+
+    #[test]
+    fn earliest_is_the_earlier_deadline_and_none_only_when_both_are_none() {
+        let (a, b, none) = (OptTime::some(Time(5)), OptTime::some(Time(9)), OptTime::NONE);
+        for (x, y, want) in [(a, b, a), (b, a, a), (a, none, a), (none, b, b), (none, none, none)] {
+            assert_eq!(x.earliest(y), want);
+            assert_eq!(x.earliest(y).get(), Time::earliest(x.get(), y.get()), "agrees with Time::earliest");
+        }
     }
 
     #[test]

@@ -161,6 +161,13 @@ impl Link {
             self.stats.served_bytes += bytes as u64;
             return Offer::Departs { dequeue: now, arrival: now + self.delay };
         };
+        self.offer_queued(now, bytes, rate)
+    }
+
+    /// [`Link::offer`] on a link of `rate` bit/s: the queue. Kept out of line
+    /// so that the unlimited case inlines into its callers.
+    #[inline(never)]
+    fn offer_queued(&mut self, now: Time, bytes: u32, rate: u64) -> Offer {
         self.retire(now);
         let would_wait = self.busy_until > now;
         if would_wait && self.is_full_for(bytes) {

@@ -281,9 +281,9 @@ impl TcpConnection {
     }
 
     pub fn poll_timeout(&self) -> Option<Time> {
-        let data = if self.state == TcpState::Established { self.tx.poll_timeout() } else { None };
-        let fin = self.fin_deadline.get().filter(|_| !self.fin_acked);
-        Time::earliest(Time::earliest(self.syn_deadline.get(), fin), Time::earliest(data, self.rx.poll_timeout()))
+        let data = if self.state == TcpState::Established { self.tx.deadline() } else { OptTime::NONE };
+        let fin = if self.fin_acked { OptTime::NONE } else { self.fin_deadline };
+        self.syn_deadline.earliest(fin).earliest(data).earliest(self.rx.deadline()).get()
     }
 
     /// Fires whichever timers are due; harmless otherwise.

@@ -76,6 +76,12 @@ impl TcpReceiver {
         self.delack_deadline.get()
     }
 
+    /// [`TcpReceiver::poll_timeout`] as an [`OptTime`].
+    #[inline]
+    pub(crate) fn deadline(&self) -> OptTime {
+        self.delack_deadline
+    }
+
     /// Fires the delayed-ACK timer if due; harmless otherwise.
     pub fn handle_timeout(&mut self, now: Time) {
         if self.delack_deadline.get().is_some_and(|d| now >= d) {

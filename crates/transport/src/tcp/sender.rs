@@ -171,8 +171,14 @@ impl TcpSender {
 
     /// When [`TcpSender::handle_timeout`] should next be called.
     pub fn poll_timeout(&self) -> Option<Time> {
-        let paced = self.paced_until.get().filter(|_| self.snd_nxt == self.snd_una && self.snd_nxt < self.app_end);
-        Time::earliest(self.rto_deadline.get(), paced)
+        self.deadline().get()
+    }
+
+    /// [`TcpSender::poll_timeout`] as an [`OptTime`].
+    #[inline]
+    pub(crate) fn deadline(&self) -> OptTime {
+        let paced = self.snd_nxt == self.snd_una && self.snd_nxt < self.app_end;
+        self.rto_deadline.earliest(if paced { self.paced_until } else { OptTime::NONE })
     }
 
     #[inline]
