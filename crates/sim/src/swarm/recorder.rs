@@ -36,6 +36,10 @@ pub(crate) struct SwarmRecorder {
     pub gap_hist: Vec<u64>,
     /// `gap_starts[i]`: the shortest gap, ns, in bin `i + 1` (see [`gap_bin`]).
     gap_starts: Vec<u64>,
+    /// `octave_bins[e]`: the bin of a gap of `2^e` ns, the lowest bin of any
+    /// gap in `[2^e, 2^(e+1))` ns. A doubling spans about three bins, so the
+    /// bin of a gap is at most a few steps up from its octave's.
+    octave_bins: Vec<u8>,
     /// TCP segments by payload length (index = bytes).
     pub payload_hist: Vec<u64>,
     pub wasted: Vec<u64>,
@@ -47,6 +51,7 @@ impl SwarmRecorder {
             haves: m.haves,
             chokes: m.chokes,
             gap_hist: vec![0; 1 + GAP_BINS_PER_DECADE * GAP_DECADES],
+            octave_bins: octave_bins(&gap_starts()),
             gap_starts: gap_starts(),
             payload_hist: vec![0; 1 << 16],
             wasted: vec![0; peers],
@@ -70,8 +75,8 @@ impl SwarmRecorder {
         ep: &TcpConnection,
     ) {
         if let Some(g) = gap.filter(|_| leecher) {
-            // The bin by table, equal to `gap_bin` for every whole ns.
-            self.gap_hist[self.gap_starts.partition_point(|&e| e <= g.as_nanos())] += 1;
+            let b = self.bin_of(g.as_nanos());
+            self.gap_hist[b] += 1;
         }
         if log {
             let info = ep.sender().info();
@@ -83,6 +88,19 @@ impl SwarmRecorder {
             self.send_srtt_ms.push(info.srtt.map_or(f64::NAN, |d| d.as_millis_f64()));
             self.send_cwnd.push(info.cwnd as i64);
         }
+    }
+
+    /// The bin of a gap of `g` ns by table: equal to [`gap_bin`] for every
+    /// whole ns, without its logarithm. Starts at the bin of the gap's octave
+    /// (`floor(log2 g)`) and steps up past the starts it reaches.
+    #[inline]
+    fn bin_of(&self, g: u64) -> usize {
+        let octave = 63 - (g | 1).leading_zeros() as usize;
+        let mut b = self.octave_bins[octave] as usize;
+        while b < self.gap_starts.len() && self.gap_starts[b] <= g {
+            b += 1;
+        }
+        b
     }
 
     #[inline]
@@ -139,6 +157,12 @@ fn gap_starts() -> Vec<u64> {
         .collect()
 }
 
+/// For each octave `e`, the bin of a gap of `2^e` ns under `starts` (see
+/// [`SwarmRecorder::bin_of`]).
+fn octave_bins(starts: &[u64]) -> Vec<u8> {
+    (0..64).map(|e| starts.partition_point(|&s| s <= 1u64 << e) as u8).collect()
+}
+
 /// Lower and upper edge of bin `i`, seconds.
 pub(crate) fn gap_edges(i: usize) -> (f64, f64) {
     if i == 0 {
@@ -162,15 +186,16 @@ mod tests {
     }
 
     #[test]
-    fn the_bin_table_agrees_with_the_formula_at_and_around_every_edge() {
+    fn the_bin_table_agrees_with_the_formula_at_and_around_every_edge_and_octave() {
+        let m = SwarmMetrics { send_log_peers: 0, haves: false, chokes: false, connections: false };
+        let rec = SwarmRecorder::new(&m, 1);
         let starts = gap_starts();
-        let by_table = |ns: u64| starts.partition_point(|&e| e <= ns);
-        for &e in &starts {
-            for ns in [e.saturating_sub(1), e, e + 1, e * 3 / 2] {
-                assert_eq!(by_table(ns), gap_bin(Duration(ns)), "gap {ns} ns");
-            }
+        let octaves = (0..63).map(|e| 1u64 << e);
+        let near_edges = starts.iter().flat_map(|&e| [e.saturating_sub(1), e, e + 1, e * 3 / 2]);
+        for ns in near_edges.chain(octaves.clone()).chain(octaves.map(|o| 2 * o - 1)) {
+            assert_eq!(rec.bin_of(ns), gap_bin(Duration(ns)), "gap {ns} ns");
         }
-        assert_eq!(by_table(0), 0);
-        assert_eq!(by_table(u64::MAX / 2), GAP_BINS_PER_DECADE * GAP_DECADES);
+        assert_eq!(rec.bin_of(0), 0);
+        assert_eq!(rec.bin_of(u64::MAX), GAP_BINS_PER_DECADE * GAP_DECADES);
     }
 }

@@ -52,7 +52,7 @@ struct InFlight {
 
 #[derive(Clone, Copy, Debug)]
 enum Ev {
-    /// Head of a path lane (see [`SwarmWorld::lane_of`]).
+    /// Head of a path lane (see [`Route::lane`]).
     PathLane {
         lane: u32,
     },
@@ -202,18 +202,34 @@ impl Io for Wires<'_> {
     }
 }
 
+/// The path lanes: one per (source, destination latency group).
+struct Route {
+    /// Source part of a host's lane index.
+    src: Vec<u32>,
+    /// Destination part of a host's lane index (its latency group).
+    dst: Vec<u32>,
+    /// Number of destination groups.
+    dsts: u32,
+}
+
+impl Route {
+    /// The lane of packets from `src` to `dst`: they arrive in the order they
+    /// were sent whatever the connection, as every packet of a lane crosses
+    /// the same FIFO uplink (or none) and takes the same one-way delay.
+    #[inline]
+    fn lane(&self, src: u32, dst: u32) -> usize {
+        (self.src[src as usize] * self.dsts + self.dst[dst as usize]) as usize
+    }
+}
+
 pub(crate) struct SwarmWorld {
     q: EventQueue<Ev>,
     pub net: Network,
     /// Packets on their way to a downlink or host, one FIFO lane per path
-    /// class (see [`SwarmWorld::lane_of`]).
+    /// class (see [`Route::lane`]).
     lanes: Lanes<InFlight>,
-    /// Source part of a host's lane index.
-    lane_src: Vec<u32>,
-    /// Destination part of a host's lane index (its latency group).
-    lane_dst: Vec<u32>,
-    /// Number of destination groups.
-    lane_dsts: u32,
+    /// Which path lane a packet takes.
+    route: Route,
     host_lanes: Lanes<InFlight>,
     pub conns: Vec<Conn>,
     pub peers: Vec<Peer>,
@@ -364,9 +380,7 @@ impl SwarmWorld {
             q,
             net,
             lanes: Lanes::new(lane_count),
-            lane_src,
-            lane_dst,
-            lane_dsts,
+            route: Route { src: lane_src, dst: lane_dst, dsts: lane_dsts },
             host_lanes: Lanes::new(n),
             conns,
             leechers_left: peers.iter().filter(|p| !p.seed).count(),
@@ -538,41 +552,33 @@ impl SwarmWorld {
     }
 
     /// Sends what endpoint (conn, side) has to send and arms its timer.
+    ///
+    /// It holds one borrow of the connection throughout (the network, the
+    /// lanes, the recorder and the queue are other fields), so the connection
+    /// is found once rather than at every use.
     fn drive(&mut self, now: Time, ci: u32, s: usize) {
-        let src = self.conns[ci as usize].peer[s];
-        let dst = self.conns[ci as usize].peer[1 - s];
-        while let Some(seg) = self.conns[ci as usize].ep[s].poll_transmit(now) {
+        let c = &mut self.conns[ci as usize];
+        let (src, dst) = (c.peer[s], c.peer[1 - s]);
+        let lane = self.route.lane(src, dst);
+        while let Some(seg) = c.ep[s].poll_transmit(now) {
             let wire = seg.wire_len();
-            self.conns[ci as usize].wire_bytes[s] += wire as u64;
+            c.wire_bytes[s] += wire as u64;
             if seg.len > 0 {
                 self.rec.payload(seg.len);
             }
             let pkt = Packet { conn: ci, to: (1 - s) as u8, wire, seg };
-            let lane = self.lane_of(src, dst);
-            match self.net.send(now, HostId(src), HostId(dst), wire) {
-                Transit::Dropped { .. } => {}
-                Transit::AtLink { link, time } => self.enqueue(lane, time, InFlight { hop: Hop::Link(link), pkt }),
-                Transit::AtHost { time, .. } => self.enqueue(lane, time, InFlight { hop: Hop::Host, pkt }),
+            let (hop, time) = match self.net.send(now, HostId(src), HostId(dst), wire) {
+                Transit::Dropped { .. } => continue,
+                Transit::AtLink { link, time } => (Hop::Link(link), time),
+                Transit::AtHost { time, .. } => (Hop::Host, time),
+            };
+            if self.lanes.push(lane, time, InFlight { hop, pkt }) {
+                self.q.schedule(time, Ev::PathLane { lane: lane as u32 });
             }
         }
-        let d = self.conns[ci as usize].ep[s].poll_timeout();
-        if let (Some(d), Some(gen)) = (d, self.conns[ci as usize].timer[s].arm(d)) {
+        let d = c.ep[s].poll_timeout();
+        if let (Some(d), Some(gen)) = (d, c.timer[s].arm(d)) {
             self.q.schedule(d.max(now), Ev::EpTimer { conn: ci, side: s as u8, gen });
-        }
-    }
-
-    /// The lane of packets from `src` to `dst`: they arrive in the order they
-    /// were sent whatever the connection, as every packet of a lane crosses
-    /// the same FIFO uplink (or none) and takes the same one-way delay.
-    #[inline]
-    fn lane_of(&self, src: u32, dst: u32) -> usize {
-        (self.lane_src[src as usize] * self.lane_dsts + self.lane_dst[dst as usize]) as usize
-    }
-
-    #[inline]
-    fn enqueue(&mut self, lane: usize, time: Time, x: InFlight) {
-        if self.lanes.push(lane, time, x) {
-            self.q.schedule(time, Ev::PathLane { lane: lane as u32 });
         }
     }
 
@@ -605,33 +611,26 @@ impl SwarmWorld {
 
     /// After endpoint (conn, side) took a segment or a timeout: tell its
     /// client what changed (accept, connected, frames, closed, drained), then send.
+    ///
+    /// Most calls have nothing to tell: one look at the connection decides
+    /// that, and only a call into the client makes it look again.
     fn after_segment(&mut self, now: Time, ci: u32, s: usize) {
-        let peer = self.conns[ci as usize].peer[s];
         let link = ci * 2 + s as u32;
-        let state = self.conns[ci as usize].ep[s].state();
+        let c = &mut self.conns[ci as usize];
+        let peer = c.peer[s];
+        let state = c.ep[s].state();
         // The acceptor's client decides on a new connection when the SYN arrives.
-        if s == 1 && !self.conns[ci as usize].asked && state == TcpState::SynReceived {
-            self.conns[ci as usize].asked = true;
-            let remote = self.conns[ci as usize].peer[0];
-            let joined = self.peers[peer as usize].joined && self.peers[peer as usize].left.is_none();
-            let mut slot = None;
-            if joined {
-                self.with_client(now, peer, |c, io| slot = c.accept(now, remote, link, io));
-            }
-            match slot {
-                Some(sl) => self.conns[ci as usize].slot[1] = sl,
-                None => {
-                    let c = &mut self.conns[ci as usize];
-                    c.closed[1].get_or_insert(now);
-                    c.ep[1].abort();
-                }
-            }
+        if s == 1 && !c.asked && state == TcpState::SynReceived {
+            c.asked = true;
+            let remote = c.peer[0];
+            self.accept(now, ci, peer, remote, link);
         }
-        let slot = self.conns[ci as usize].slot[s];
+        let c = &mut self.conns[ci as usize];
+        let slot = c.slot[s];
         if slot != NO_SLOT {
-            if s == 0 && !self.conns[ci as usize].connected && state == TcpState::Established {
-                self.conns[ci as usize].connected = true;
-                self.with_client(now, peer, |c, io| c.on_connected(now, slot, io));
+            if s == 0 && !c.connected && state == TcpState::Established {
+                c.connected = true;
+                self.with_client(now, peer, |cl, io| cl.on_connected(now, slot, io));
             }
             // Whole frames of the other side's stream that have now arrived.
             loop {
@@ -656,6 +655,25 @@ impl SwarmWorld {
             }
         }
         self.drive(now, ci, s);
+    }
+
+    /// A SYN reached `peer` on side 1 of `ci`: its client accepts (taking a
+    /// slot) or refuses (the endpoint resets).
+    #[cold]
+    fn accept(&mut self, now: Time, ci: u32, peer: u32, remote: u32, link: u32) {
+        let joined = self.peers[peer as usize].joined && self.peers[peer as usize].left.is_none();
+        let mut slot = None;
+        if joined {
+            self.with_client(now, peer, |c, io| slot = c.accept(now, remote, link, io));
+        }
+        let c = &mut self.conns[ci as usize];
+        match slot {
+            Some(sl) => c.slot[1] = sl,
+            None => {
+                c.closed[1].get_or_insert(now);
+                c.ep[1].abort();
+            }
+        }
     }
 
     /// Packets and wire bytes in flight, for conservation checks.
