@@ -186,7 +186,15 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         }
         let mut slots = std::mem::take(&mut self.slots);
         slots.clear();
-        slots.extend(self.connections().filter(|(_, c)| c.ready() && !c.remote_choking).map(|(s, _)| s));
+        slots.extend(self.scan(64).filter(|(_, c)| c.ready() && !c.remote_choking).map(|(s, _)| s));
+        // Each of them is asked for more, which first reads its rate meter
+        // and request list (the slot's second line): ask for those lines now,
+        // so they arrive together while the order is drawn.
+        for &s in &slots {
+            if let Some(Some(c)) = self.conns.get(s as usize) {
+                torrentlab_engine::prefetch::prefetch(&c.down_rate);
+            }
+        }
         for i in (1..slots.len()).rev() {
             let j = self.rng.range_inclusive(0, i as u64) as usize;
             slots.swap(i, j);

@@ -29,8 +29,29 @@ use crate::tracker::{AnnounceEvent, AnnounceSchedule};
 use crate::wire::Message;
 pub use conn::{Frame, PeerConn, Stage};
 
-/// How many connection entries ahead a rechoke's scan asks for.
+/// How many connection entries ahead a scan of them (a rechoke's,
+/// [`Client::scan`]) asks for.
 const SCAN_AHEAD: usize = 4;
+
+/// Scans of the connection table jump 256 bytes at a time through memory
+/// most of which has left the cache since the last scan. Before one starts,
+/// this asks for the first `bytes` of its first [`SCAN_AHEAD`] entries...
+#[inline]
+fn scan_start(conns: &[Option<PeerConn>], bytes: usize) {
+    for c in conns.iter().take(SCAN_AHEAD) {
+        torrentlab_engine::prefetch::prefetch_bytes(c as *const Option<PeerConn>, bytes);
+    }
+}
+
+/// ... and at entry `i`, for those of the entry [`SCAN_AHEAD`] places on.
+/// `table` and `n` are the table's start and length: a pointer, so that a
+/// scan that holds the table mutably can ask too.
+#[inline]
+fn scan_hint(table: *const Option<PeerConn>, n: usize, i: usize, bytes: usize) {
+    if i + SCAN_AHEAD < n {
+        torrentlab_engine::prefetch::prefetch_bytes(table.wrapping_add(i + SCAN_AHEAD), bytes);
+    }
+}
 
 /// Client settings (mainline 4.0.x defaults from [`ClientConfig::mainline`]).
 #[derive(Clone, Debug, PartialEq)]
@@ -235,6 +256,19 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     /// Open connections (any stage).
     pub fn connections(&self) -> impl Iterator<Item = (u32, &PeerConn)> {
         self.conns.iter().enumerate().filter_map(|(i, c)| c.as_ref().map(|c| (i as u32, c)))
+    }
+
+    /// [`Client::connections`] for a scan that reads the first `bytes` of
+    /// every entry: the table has mostly left the cache since the last scan,
+    /// so each step asks for the entry [`SCAN_AHEAD`] places on.
+    fn scan(&self, bytes: usize) -> impl Iterator<Item = (u32, &PeerConn)> {
+        scan_start(&self.conns, bytes);
+        let (table, n) = (self.conns.as_ptr(), self.conns.len());
+        self.conns
+            .iter()
+            .enumerate()
+            .inspect(move |&(i, _)| scan_hint(table, n, i, bytes))
+            .filter_map(|(i, c)| c.as_ref().map(|c| (i as u32, c)))
     }
 
     pub fn connection(&self, slot: u32) -> Option<&PeerConn> {
@@ -519,22 +553,13 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         let sockets = self.choker.reads_flushed(seeding);
         let mut views = std::mem::take(&mut self.views);
         views.clear();
-        // The scan jumps 256 bytes at a time through a table most of which has
-        // left the cache since the last rechoke: ask for entries ahead.
-        for c in self.conns.iter().take(SCAN_AHEAD) {
-            torrentlab_engine::prefetch::prefetch_bytes(c as *const Option<PeerConn>, 128);
-        }
-        let ahead = self.conns.as_ptr();
-        let n = self.conns.len();
+        scan_start(&self.conns, 128);
+        let (table, n) = (self.conns.as_ptr(), self.conns.len());
         views.extend(
             self.conns
                 .iter_mut()
                 .enumerate()
-                .inspect(|&(i, _)| {
-                    if i + SCAN_AHEAD < n {
-                        torrentlab_engine::prefetch::prefetch_bytes(ahead.wrapping_add(i + SCAN_AHEAD), 128);
-                    }
-                })
+                .inspect(|&(i, _)| scan_hint(table, n, i, 128))
                 .filter_map(|(i, c)| c.as_mut().filter(|c| c.ready()).map(|c| (i, c)))
                 .map(|(i, c)| {
                     let interested = c.remote_interested;
