@@ -588,6 +588,13 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             self.choker.rechoke(&views, seeding, &mut decisions)
         }
         self.views = views;
+        // Each decision writes a choke or unchoke to its connection, whose
+        // driver-side state is cold: ask for all of them before the first.
+        for &(Decision::Choke(s) | Decision::Unchoke(s)) in &decisions {
+            if let Some(Some(c)) = self.conns.get(s as usize) {
+                io.prefetch(c.link);
+            }
+        }
         for &d in &decisions {
             match d {
                 Decision::Choke(s) => self.choke(s, io),
