@@ -612,8 +612,9 @@ impl SwarmWorld {
     /// After endpoint (conn, side) took a segment or a timeout: tell its
     /// client what changed (accept, connected, frames, closed, drained), then send.
     ///
-    /// Most calls have nothing to tell: one look at the connection decides
-    /// that, and only a call into the client makes it look again.
+    /// The connection is looked up again only where a call into a client may
+    /// have come between (a client can open connections, which moves the
+    /// table); most calls make none.
     fn after_segment(&mut self, now: Time, ci: u32, s: usize) {
         let link = ci * 2 + s as u32;
         let c = &mut self.conns[ci as usize];
