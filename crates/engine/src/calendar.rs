@@ -19,9 +19,10 @@ use std::collections::BinaryHeap;
 
 /// log2 of the bucket width in ns: 2^21 ns is about 2.1 ms. Wider buckets
 /// mean fewer of them to touch (each a small vector of its own) at the cost
-/// of a larger heap for the one being served; on the full-size E0 swarm
-/// (about 24 events per 2.1 ms) 2.1 ms buckets ran 0.968x the time of
-/// 1.05 ms ones with 1 % more instructions (BENCHMARKS.md, eighth session).
+/// of a larger heap for the one being served. On the E0 benchmark swarm
+/// (about 24 events per 2.1 ms; its 3 MB variant, paired runs) 2.1 ms
+/// buckets took 0.968x the time of 1.05 ms ones, with 1 % more instructions
+/// (BENCHMARKS.md, eighth session).
 const SHIFT: u32 = 21;
 /// Buckets in the ring: a window of 1024 x 2.1 ms, about 2.15 s.
 const BUCKETS: usize = 1024;
