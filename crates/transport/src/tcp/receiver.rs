@@ -73,7 +73,7 @@ impl TcpReceiver {
     }
 
     pub fn poll_timeout(&self) -> Option<Time> {
-        self.delack_deadline.get()
+        self.deadline().get()
     }
 
     /// [`TcpReceiver::poll_timeout`] as an [`OptTime`].
