@@ -1,15 +1,37 @@
 //! The event queue: a total order of events (time, then insertion sequence).
 //!
-//! Each event gets a 16-byte key, `time << 64 | seq << 32 | slot`, so one
+//! Each event gets a 16-byte key, `time << 64 | seq << 32 | low`, so one
 //! integer comparison orders two events; the keys are ordered by a
-//! [`CalendarQueue`] and the events wait in a slab at `slot`.
+//! [`CalendarQueue`]. An event that fits in 31 bits ([`Packed`]) travels in
+//! `low` itself, with the top bit set; any other waits in a slab at slot
+//! `low`. Most events of a simulation are small (a lane index, a timer
+//! owner), and a packed one is never written to or read back from memory
+//! that has gone cold while it waited.
 
 use crate::calendar::CalendarQueue;
 use crate::time::Time;
 
+/// The top bit of a key's low word: the event is packed in the rest.
+const PACKED: u32 = 1 << 31;
+
+/// An event type of an [`EventQueue`]: events that fit in 31 bits can ride
+/// in their key instead of the slab. The default packs nothing.
+pub trait Packed: Sized {
+    /// The event in 31 bits (the top bit clear), or `None` to use the slab.
+    #[inline]
+    fn pack(&self) -> Option<u32> {
+        None
+    }
+
+    /// The event [`Packed::pack`] gave `bits` for.
+    fn unpack(bits: u32) -> Self {
+        unreachable!("pack gave no bits ({bits:#x}) for this event type")
+    }
+}
+
 #[inline]
-fn key(time: Time, seq: u32, slot: u32) -> u128 {
-    ((time.0 as u128) << 64) | ((seq as u128) << 32) | slot as u128
+fn key(time: Time, seq: u32, low: u32) -> u128 {
+    ((time.0 as u128) << 64) | ((seq as u128) << 32) | low as u128
 }
 
 #[inline]
@@ -18,7 +40,7 @@ fn key_time(k: u128) -> Time {
 }
 
 #[inline]
-fn key_slot(k: u128) -> u32 {
+fn key_low(k: u128) -> u32 {
     k as u32
 }
 
@@ -29,7 +51,7 @@ fn key_slot(k: u128) -> u32 {
 /// before it, so time never goes backwards; it counts every event it delivers.
 pub struct EventQueue<E> {
     keys: CalendarQueue,
-    /// Events by slot; `None` when free.
+    /// Events that do not pack, by slot; `None` when free.
     slab: Vec<Option<E>>,
     free: Vec<u32>,
     /// Sequence number of the next scheduled event. 32 bits: when they run
@@ -39,13 +61,13 @@ pub struct EventQueue<E> {
     popped: u64,
 }
 
-impl<E> Default for EventQueue<E> {
+impl<E: Packed> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E> EventQueue<E> {
+impl<E: Packed> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
             keys: CalendarQueue::default(),
@@ -88,20 +110,17 @@ impl<E> EventQueue<E> {
     #[inline]
     pub fn schedule(&mut self, time: Time, event: E) {
         assert!(time >= self.now, "event scheduled in the past: {:?} < now {:?}", time, self.now);
-        let slot = match self.free.pop() {
-            Some(s) => {
-                self.slab[s as usize] = Some(event);
-                s
+        let low = match event.pack() {
+            Some(bits) => {
+                debug_assert!(bits & PACKED == 0, "a packed event uses 31 bits");
+                bits | PACKED
             }
-            None => {
-                self.slab.push(Some(event));
-                (self.slab.len() - 1) as u32
-            }
+            None => self.park(event),
         };
         if self.next_seq == u32::MAX {
             self.renumber();
         }
-        let k = key(time, self.next_seq, slot);
+        let k = key(time, self.next_seq, low);
         self.next_seq += 1;
         self.keys.push(k);
     }
@@ -120,17 +139,47 @@ impl<E> EventQueue<E> {
         debug_assert!(time >= self.now);
         self.now = time;
         self.popped += 1;
-        let slot = key_slot(top);
-        let event = self.slab[slot as usize].take().expect("a queued slot holds its event");
-        self.free.push(slot);
-        // The events of the next pops are known: start loading their slab
-        // entries, which are scattered, while this one is handled.
+        let low = key_low(top);
+        if low & PACKED != 0 {
+            return Some((time, E::unpack(low & !PACKED)));
+        }
+        let event = self.slab[low as usize].take().expect("a queued slot holds its event");
+        self.free.push(low);
+        // The events of the next pops are known: start loading the slab
+        // entries among them, which are scattered, while this one is handled.
         for r in self.keys.next_few() {
-            if let Some(e) = self.slab.get(key_slot(r.0) as usize) {
-                crate::prefetch::prefetch(e);
+            let low = key_low(r.0);
+            if low & PACKED == 0 {
+                if let Some(e) = self.slab.get(low as usize) {
+                    crate::prefetch::prefetch(e);
+                }
             }
         }
         Some((time, event))
+    }
+
+    /// The next few events to pop, roughly (the front of the bucket being
+    /// served, not in order), when they are packed: a caller can start
+    /// loading the state they will touch. A hint, for prefetching only.
+    #[inline]
+    pub fn upcoming(&self) -> impl Iterator<Item = E> + '_ {
+        self.keys.next_few().iter().map(|r| key_low(r.0)).filter(|l| l & PACKED != 0).map(|l| E::unpack(l & !PACKED))
+    }
+
+    /// Puts an event that does not pack in the slab; returns its slot.
+    #[inline]
+    fn park(&mut self, event: E) -> u32 {
+        match self.free.pop() {
+            Some(s) => {
+                self.slab[s as usize] = Some(event);
+                s
+            }
+            None => {
+                assert!(self.slab.len() < PACKED as usize, "more than 2^31 events waiting in the slab");
+                self.slab.push(Some(event));
+                (self.slab.len() - 1) as u32
+            }
+        }
     }
 
     /// Gives the waiting events fresh sequence numbers 0, 1, ... in their
@@ -141,7 +190,7 @@ impl<E> EventQueue<E> {
         self.keys.rewrite(|keys| {
             keys.sort_unstable();
             for (seq, k) in keys.iter_mut().enumerate() {
-                *k = key(key_time(*k), seq as u32, key_slot(*k));
+                *k = key(key_time(*k), seq as u32, key_low(*k));
             }
             waiting = keys.len();
         });
@@ -153,6 +202,44 @@ impl<E> EventQueue<E> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    impl Packed for i32 {}
+    impl Packed for usize {}
+    impl Packed for u64 {}
+    impl Packed for char {}
+    impl Packed for () {}
+
+    /// Small values ride in the key, large ones in the slab.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+    enum Mixed {
+        Small(u32),
+        Big(u64),
+    }
+
+    impl Packed for Mixed {
+        fn pack(&self) -> Option<u32> {
+            match *self {
+                Mixed::Small(x) if x < PACKED => Some(x),
+                _ => None,
+            }
+        }
+        fn unpack(bits: u32) -> Self {
+            Mixed::Small(bits)
+        }
+    }
+
+    #[test]
+    fn packed_events_never_touch_the_slab_and_come_back_as_they_went_in() {
+        let mut q = EventQueue::new();
+        q.schedule(Time(5), Mixed::Small(PACKED - 1));
+        q.schedule(Time(5), Mixed::Big(7));
+        q.schedule(Time(2), Mixed::Small(0));
+        assert_eq!(q.slab.len(), 1, "only the big event is parked");
+        assert_eq!(q.upcoming().count(), 2, "the two packed events are visible ahead");
+        let order: Vec<_> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+        assert_eq!(order, vec![Mixed::Small(0), Mixed::Small(PACKED - 1), Mixed::Big(7)]);
+        assert_eq!(q.free, vec![0], "the parked event's slot is free again");
+    }
 
     #[test]
     fn events_at_the_same_time_fire_in_the_order_they_were_scheduled() {
@@ -216,6 +303,23 @@ mod tests {
                 first = false;
                 last = (t, i);
             }
+        }
+
+        #[test]
+        fn packed_and_parked_events_interleave_in_time_then_scheduling_order(
+            evs in proptest::collection::vec((0u64..40, any::<bool>(), 0u32..1000), 1..300)
+        ) {
+            let mut q = EventQueue::new();
+            let mut reference = Vec::new();
+            for (i, &(t, small, x)) in evs.iter().enumerate() {
+                let e = if small { Mixed::Small(x) } else { Mixed::Big(x as u64 + (1 << 40)) };
+                q.schedule(Time(t), e);
+                reference.push((t, i, e));
+            }
+            reference.sort();
+            let out: Vec<_> = std::iter::from_fn(|| q.pop()).map(|(t, e)| (t.0, e)).collect();
+            let want: Vec<_> = reference.into_iter().map(|(t, _, e)| (t, e)).collect();
+            prop_assert_eq!(out, want);
         }
 
         #[test]

@@ -13,6 +13,7 @@
 //! Same scenario + same seed => identical output, bit for bit.
 
 mod hugepages;
+mod event_bits;
 pub use hugepages::HugePageHeap;
 mod recorder;
 mod report;

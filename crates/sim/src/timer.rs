@@ -5,8 +5,19 @@
 //! new event under a new generation and the old one finds itself stale when
 //! it fires. A deadline that moved later keeps the queued event: one queue
 //! operation per timeout period, not per ACK.
+//!
+//! An event carries only the low 8 bits of its generation (a [`Tag`]), so that
+//! it packs into its queue key with its owner's index. It is the queued one
+//! when its tag matches and the queued deadline is not after the time it
+//! fires. A stale event can pass both only when it fires at the same instant
+//! as the queued one and 256 generations have gone by while it waited; it
+//! then does at that instant what the queued one would have done there, and
+//! the queued one finds itself stale.
 
 use torrentlab_engine::Time;
+
+/// The low 8 bits of a timer's generation: what its queued event carries.
+pub(crate) type Tag = u8;
 
 /// No deadline.
 pub(crate) const NEVER: Time = Time(u64::MAX);
@@ -39,27 +50,35 @@ pub(crate) enum Firing {
 }
 
 impl Timer {
-    /// Notes the owner's deadline (`None`: none). Returns the generation to
-    /// queue an event with at that deadline when it is earlier than the event
-    /// already queued.
+    /// Notes the owner's deadline (`None`: none). Returns the tag to queue an
+    /// event with at that deadline (or now, if it has passed) when it is
+    /// earlier than the event already queued.
     #[inline]
-    pub fn arm(&mut self, deadline: Option<Time>) -> Option<u32> {
+    pub fn arm(&mut self, deadline: Option<Time>) -> Option<Tag> {
         let d = deadline.unwrap_or(NEVER);
         self.want = d;
         if d < self.at {
             self.gen = self.gen.wrapping_add(1);
             self.at = d;
-            Some(self.gen)
+            Some(self.gen as Tag)
         } else {
             None
         }
     }
 
-    /// An event of generation `gen` fired: true if it is the queued one
-    /// (then nothing is queued any more), false if it is stale.
+    /// Whether an event with `tag` firing at `now` is the queued one. The
+    /// queued event fires at its deadline `at` or, if that had passed when it
+    /// was queued, later; so never before `at`.
     #[inline]
-    pub fn fire(&mut self, gen: u32) -> bool {
-        if gen != self.gen {
+    fn queued(&self, tag: Tag, now: Time) -> bool {
+        self.gen as Tag == tag && self.at <= now
+    }
+
+    /// An event with `tag` fired at `now`: true if it is the queued one (then
+    /// nothing is queued any more), false if it is stale.
+    #[inline]
+    pub fn fire(&mut self, tag: Tag, now: Time) -> bool {
+        if !self.queued(tag, now) {
             return false;
         }
         self.at = NEVER;
@@ -68,10 +87,11 @@ impl Timer {
 
     /// Like [`Timer::fire`], for owners whose every deadline change goes
     /// through [`Timer::arm`]: a deadline that moved later (or went away) is
-    /// followed without waking the owner.
+    /// followed without waking the owner (the event is queued again at the
+    /// new deadline with the same tag).
     #[inline]
-    pub fn fire_following(&mut self, gen: u32, now: Time) -> Firing {
-        if gen != self.gen {
+    pub fn fire_following(&mut self, tag: Tag, now: Time) -> Firing {
+        if !self.queued(tag, now) {
             return Firing::Stale;
         }
         if self.want > now {
@@ -93,8 +113,8 @@ mod tests {
         let g1 = t.arm(Some(Time(100))).expect("first deadline");
         assert_eq!(t.arm(Some(Time(150))), None, "later: the queued event stays");
         let g2 = t.arm(Some(Time(50))).expect("earlier: a new event");
-        assert!(!t.fire(g1));
-        assert!(t.fire(g2));
+        assert!(t.fire(g2, Time(50)));
+        assert!(!t.fire(g1, Time(100)), "superseded");
         assert_eq!(t.arm(Some(Time(150))), Some(g2 + 1), "after firing, any deadline queues");
     }
 
@@ -109,5 +129,41 @@ mod tests {
         t.arm(None);
         assert_eq!(t.fire_following(g, Time(400)), Firing::Stale);
         assert_eq!(t.arm(Some(Time(500))), Some(g + 1), "nothing queued after a vanished deadline");
+    }
+
+    #[test]
+    fn a_stale_event_at_the_same_instant_as_the_queued_one_is_told_apart_by_its_tag() {
+        // RTO at 100 queued; a delayed ACK at 40 supersedes it; once that has
+        // fired, the RTO at 100 is queued again: two events at 100.
+        let mut t = Timer::default();
+        let old = t.arm(Some(Time(100))).unwrap();
+        let ack = t.arm(Some(Time(40))).unwrap();
+        assert!(t.fire(ack, Time(40)));
+        let new = t.arm(Some(Time(100))).unwrap();
+        assert_ne!(old, new);
+        assert!(!t.fire(old, Time(100)), "the superseded event at the same instant is stale");
+        assert!(t.fire(new, Time(100)));
+    }
+
+    #[test]
+    fn an_event_queued_late_for_a_passed_deadline_is_still_the_queued_one() {
+        let mut t = Timer::default();
+        let g = t.arm(Some(Time(10))).unwrap();
+        // The owner queues it at now = 25 (the deadline had passed).
+        assert_eq!(t.fire_following(g, Time(25)), Firing::Due);
+    }
+
+    #[test]
+    fn tags_wrap_after_256_generations_and_an_early_stale_event_stays_stale() {
+        let mut t = Timer::default();
+        let first = t.arm(Some(Time(1_000))).unwrap();
+        for i in 0..255u64 {
+            let g = t.arm(Some(Time(10 + i))).unwrap();
+            assert!(t.fire(g, Time(10 + i)));
+        }
+        let again = t.arm(Some(Time(2_000))).unwrap();
+        assert_eq!(again, first, "the tag has wrapped");
+        assert!(!t.fire(first, Time(1_000)), "the old event fires before the queued deadline: stale");
+        assert!(t.fire(again, Time(2_000)));
     }
 }

@@ -4,7 +4,7 @@
 //! Host layout of the dumbbell: host 0 is the receiver (its downlink is the
 //! bottleneck); host `i + 1` is the sender of flow `i`.
 
-use torrentlab_engine::{Duration, EntityId, EntityRng, EventQueue, Lanes, Time};
+use torrentlab_engine::{Duration, EntityId, EntityRng, EventQueue, Lanes, Packed, Time};
 use torrentlab_net::{HostConfig, HostId, Latency, LinkConfig, LinkId, LinkStats, Network, Transit};
 use torrentlab_transport::stream::{Endpoint, Wire};
 use torrentlab_transport::tcp::{TcpConnection, TcpReceiver, TcpSender};
@@ -12,7 +12,8 @@ use torrentlab_transport::utp::{UtpSocket, Variant};
 
 use crate::recorder::Recorder;
 use crate::scenario::{ClockOffsets, Scenario, StartSpec};
-use crate::timer::Timer;
+use crate::event_bits;
+use crate::timer::{Tag, Timer};
 
 /// RNG stream kind tag for flows (see [`EntityId::new`]).
 const RNG_KIND_FLOW: u16 = 2;
@@ -51,10 +52,10 @@ enum Ev {
     Lane {
         lane: u32,
     },
-    /// An endpoint's timer (endpoint = flow * 2 + side); stale if `gen` moved on.
+    /// An endpoint's timer (endpoint = flow * 2 + side); see [`Timer`].
     Timer {
         ep: u32,
-        gen: u32,
+        tag: Tag,
     },
     Start {
         flow: u32,
@@ -65,6 +66,29 @@ enum Ev {
     Sample,
     WindowStart,
     End,
+}
+
+/// Lanes and timers ride in their queue keys.
+impl Packed for Ev {
+    #[inline]
+    fn pack(&self) -> Option<u32> {
+        match *self {
+            Ev::Lane { lane } => event_bits::pack_index(0, lane),
+            Ev::Timer { ep, tag } => event_bits::pack_timer(1, ep, tag),
+            _ => None,
+        }
+    }
+
+    #[inline]
+    fn unpack(bits: u32) -> Self {
+        match event_bits::kind(bits) {
+            0 => Ev::Lane { lane: event_bits::index(bits) },
+            _ => {
+                let (ep, tag) = event_bits::timer(bits);
+                Ev::Timer { ep, tag }
+            }
+        }
+    }
 }
 
 /// One bulk flow: a sender on its own host, a receiver on the shared host.
@@ -276,7 +300,7 @@ impl World {
                         Hop::Host => self.arrive_host(now, x.pkt),
                     }
                 }
-                Ev::Timer { ep, gen } => self.timer(now, ep, gen),
+                Ev::Timer { ep, tag } => self.timer(now, ep, tag),
                 Ev::Start { flow } => {
                     let f = &mut self.flows[flow as usize];
                     f.started = true;
@@ -328,8 +352,8 @@ impl World {
         }
     }
 
-    fn timer(&mut self, now: Time, ep: u32, gen: u32) {
-        if !self.timers[ep as usize].fire(gen) {
+    fn timer(&mut self, now: Time, ep: u32, tag: Tag) {
+        if !self.timers[ep as usize].fire(tag, now) {
             return; // superseded by an earlier timer
         }
         let fi = (ep / 2) as usize;
@@ -347,8 +371,8 @@ impl World {
     /// re-arms (see [`Timer`]).
     #[inline]
     fn arm(&mut self, ep: usize, deadline: Option<Time>) {
-        if let (Some(d), Some(gen)) = (deadline, self.timers[ep].arm(deadline)) {
-            self.q.schedule(d.max(self.q.now()), Ev::Timer { ep: ep as u32, gen });
+        if let (Some(d), Some(tag)) = (deadline, self.timers[ep].arm(deadline)) {
+            self.q.schedule(d.max(self.q.now()), Ev::Timer { ep: ep as u32, tag });
         }
     }
 

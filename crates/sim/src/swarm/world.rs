@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use torrentlab_bittorrent::client::{Client, Frame, Io, Note};
 use torrentlab_bittorrent::tracker::{AnnounceEvent, Tracker};
-use torrentlab_engine::{prefetch, Duration, EntityId, EntityRng, EventQueue, Lanes, OptTime, Time};
+use torrentlab_engine::{prefetch, Duration, EntityId, EntityRng, EventQueue, Lanes, OptTime, Packed, Time};
 use torrentlab_net::{HostConfig, HostId, Latency, Network, Transit};
 
 use torrentlab_transport::cc::CcConfig;
@@ -20,7 +20,8 @@ use super::conn::{Conn, NO_SLOT};
 use super::recorder::SwarmRecorder;
 use crate::hugepages;
 use crate::scenario::swarm::{Departure, JoinSpec, SwarmScenario};
-use crate::timer::{Firing, Timer};
+use crate::event_bits;
+use crate::timer::{Firing, Tag, Timer};
 
 /// RNG stream kinds (see [`EntityId::new`]).
 const RNG_PICKER: u16 = 20;
@@ -60,14 +61,15 @@ enum Ev {
     HostLane {
         host: u32,
     },
+    /// The timer of endpoint `side` of connection `conn` (see [`Timer`]).
     EpTimer {
         conn: u32,
         side: u8,
-        gen: u32,
+        tag: Tag,
     },
     ClientTimer {
         peer: u32,
-        gen: u32,
+        tag: Tag,
     },
     Join {
         peer: u32,
@@ -87,6 +89,36 @@ enum Ev {
         reply: u32,
     },
     End,
+}
+
+/// Packets and timers, nearly every event, ride in their queue keys.
+impl Packed for Ev {
+    #[inline]
+    fn pack(&self) -> Option<u32> {
+        match *self {
+            Ev::PathLane { lane } => event_bits::pack_index(0, lane),
+            Ev::HostLane { host } => event_bits::pack_index(1, host),
+            Ev::EpTimer { conn, side, tag } => event_bits::pack_timer(2, conn.checked_mul(2)? | side as u32, tag),
+            Ev::ClientTimer { peer, tag } => event_bits::pack_timer(3, peer, tag),
+            _ => None,
+        }
+    }
+
+    #[inline]
+    fn unpack(bits: u32) -> Self {
+        match event_bits::kind(bits) {
+            0 => Ev::PathLane { lane: event_bits::index(bits) },
+            1 => Ev::HostLane { host: event_bits::index(bits) },
+            2 => {
+                let (link, tag) = event_bits::timer(bits);
+                Ev::EpTimer { conn: link / 2, side: (link % 2) as u8, tag }
+            }
+            _ => {
+                let (peer, tag) = event_bits::timer(bits);
+                Ev::ClientTimer { peer, tag }
+            }
+        }
+    }
 }
 
 const EVENTS: [AnnounceEvent; 4] =
@@ -434,19 +466,19 @@ impl SwarmWorld {
                     }
                     self.hop(now, x);
                 }
-                Ev::EpTimer { conn, side, gen } => {
+                Ev::EpTimer { conn, side, tag } => {
                     // Every change of an endpoint's deadline goes through `drive`.
-                    match self.conns[conn as usize].timer[side as usize].fire_following(gen, now) {
+                    match self.conns[conn as usize].timer[side as usize].fire_following(tag, now) {
                         Firing::Stale => {}
-                        Firing::Moved(t) => self.q.schedule(t, Ev::EpTimer { conn, side, gen }),
+                        Firing::Moved(t) => self.q.schedule(t, Ev::EpTimer { conn, side, tag }),
                         Firing::Due => {
                             self.conns[conn as usize].ep[side as usize].handle_timeout(now);
                             self.after_segment(now, conn, side as usize);
                         }
                     }
                 }
-                Ev::ClientTimer { peer, gen } => {
-                    if self.peers[peer as usize].timer.fire(gen) {
+                Ev::ClientTimer { peer, tag } => {
+                    if self.peers[peer as usize].timer.fire(tag, now) {
                         self.with_client(now, peer, |c, io| c.handle_timeout(now, io));
                     }
                 }
@@ -546,8 +578,8 @@ impl SwarmWorld {
     fn arm_client(&mut self, peer: u32) {
         let p = &mut self.peers[peer as usize];
         let Some(d) = p.client.poll_timeout() else { return };
-        if let Some(gen) = p.timer.arm(Some(d)) {
-            self.q.schedule(d.max(self.q.now()), Ev::ClientTimer { peer, gen });
+        if let Some(tag) = p.timer.arm(Some(d)) {
+            self.q.schedule(d.max(self.q.now()), Ev::ClientTimer { peer, tag });
         }
     }
 
@@ -577,8 +609,8 @@ impl SwarmWorld {
             }
         }
         let d = c.ep[s].poll_timeout();
-        if let (Some(d), Some(gen)) = (d, c.timer[s].arm(d)) {
-            self.q.schedule(d.max(now), Ev::EpTimer { conn: ci, side: s as u8, gen });
+        if let (Some(d), Some(tag)) = (d, c.timer[s].arm(d)) {
+            self.q.schedule(d.max(now), Ev::EpTimer { conn: ci, side: s as u8, tag });
         }
     }
 
