@@ -12,12 +12,14 @@ pub fn prefetch_bytes<T>(p: *const T, bytes: usize) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // Every line the span touches, from the one holding its first byte.
         let p = p as *const i8;
+        let lead = p as usize % 64;
         let mut off = 0;
-        while off < bytes {
+        while off < lead + bytes {
             // SAFETY: a prefetch is a hint that never faults, whatever the
             // address; nothing is read through the pointer.
-            unsafe { _mm_prefetch(p.wrapping_add(off), _MM_HINT_T0) };
+            unsafe { _mm_prefetch(p.wrapping_sub(lead).wrapping_add(off), _MM_HINT_T0) };
             off += 64;
         }
     }

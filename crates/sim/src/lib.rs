@@ -12,8 +12,8 @@
 //!
 //! Same scenario + same seed => identical output, bit for bit.
 
-mod hugepages;
 mod event_bits;
+mod hugepages;
 pub use hugepages::HugePageHeap;
 mod recorder;
 mod report;

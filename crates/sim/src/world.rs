@@ -10,9 +10,9 @@ use torrentlab_transport::stream::{Endpoint, Wire};
 use torrentlab_transport::tcp::{TcpConnection, TcpReceiver, TcpSender};
 use torrentlab_transport::utp::{UtpSocket, Variant};
 
+use crate::event_bits;
 use crate::recorder::Recorder;
 use crate::scenario::{ClockOffsets, Scenario, StartSpec};
-use crate::event_bits;
 use crate::timer::{Tag, Timer};
 
 /// RNG stream kind tag for flows (see [`EntityId::new`]).

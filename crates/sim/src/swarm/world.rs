@@ -18,9 +18,9 @@ use torrentlab_transport::tcp::{Segment, TcpConfig, TcpConnection, TcpState};
 
 use super::conn::{Conn, NO_SLOT};
 use super::recorder::SwarmRecorder;
+use crate::event_bits;
 use crate::hugepages;
 use crate::scenario::swarm::{Departure, JoinSpec, SwarmScenario};
-use crate::event_bits;
 use crate::timer::{Firing, Tag, Timer};
 
 /// RNG stream kinds (see [`EntityId::new`]).
@@ -223,7 +223,7 @@ impl Io for Wires<'_> {
 
     #[inline]
     fn prefetch(&self, link: u32) {
-        prefetch_end(self.conns, (link / 2) as usize, (link % 2) as usize);
+        prefetch_end(self.conns, (link / 2) as usize, (link % 2) as usize, false);
     }
 
     fn note(&mut self, note: Note) {
@@ -298,11 +298,17 @@ const CLIENT_AHEAD: usize = 3;
 /// endpoint (see [`prefetch`]). The lanes ask for the packet [`LOOKAHEAD`]
 /// places behind the current one; clients, through [`Io::prefetch`], for
 /// connections they will write to.
+///
+/// `data`: the packet carries data, so it most likely acknowledges nothing
+/// new and reads only the first part of the endpoint
+/// ([`TcpConnection::DATA_PART`]); anything else reads up to
+/// [`TcpConnection::HOT_PART`].
 #[inline]
-fn prefetch_end(conns: &[Conn], ci: usize, s: usize) {
+fn prefetch_end(conns: &[Conn], ci: usize, s: usize, data: bool) {
     let Some(c) = conns.get(ci) else { return };
     prefetch::prefetch_bytes(c as *const Conn, 192);
-    prefetch::prefetch(&c.ep[s]);
+    let part = if data { TcpConnection::DATA_PART } else { TcpConnection::HOT_PART };
+    prefetch::prefetch_bytes(&c.ep[s] as *const TcpConnection, part);
 }
 
 impl SwarmWorld {
@@ -452,7 +458,12 @@ impl SwarmWorld {
                         prefetch::prefetch(far);
                     }
                     if let Some(ahead) = self.lanes.get(lane as usize, LOOKAHEAD) {
-                        prefetch_end(&self.conns, ahead.pkt.conn as usize, ahead.pkt.to as usize);
+                        prefetch_end(
+                            &self.conns,
+                            ahead.pkt.conn as usize,
+                            ahead.pkt.to as usize,
+                            ahead.pkt.seg.len > 0,
+                        );
                     }
                     if let Some(near) = self.lanes.get(lane as usize, CLIENT_AHEAD) {
                         self.prefetch_client(&near.pkt);

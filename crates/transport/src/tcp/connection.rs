@@ -34,28 +34,43 @@ pub enum TcpState {
 }
 
 /// One end of a TCP connection.
+///
+/// `repr(C)`, hottest first: the connection's own state and flags, the
+/// receiver, then the sender, whose loss-recovery fields and the handshake's
+/// bookkeeping close it. A segment that carries data and acknowledges nothing
+/// new reads only up to [`TcpConnection::DATA_PART`]; any other, up to
+/// [`TcpConnection::HOT_PART`] (for prefetching).
+#[repr(C)]
 pub struct TcpConnection {
+    // ---- what every segment in or out reads
     cfg: Arc<TcpConfig>,
-    state: TcpState,
-    tx: TcpSender,
-    rx: TcpReceiver,
-    syn_pending: bool,
-    syn_first_sent: OptTime,
-    syn_retransmitted: bool,
-    syn_deadline: OptTime,
-    syn_tries: u32,
     peer_ts: OptTime,
+    syn_deadline: OptTime,
+    fin_deadline: OptTime,
+    state: TcpState,
+    rst_pending: bool,
+    syn_pending: bool,
     closing: bool,
     fin_sent: bool,
     fin_pending: bool,
     fin_acked: bool,
-    fin_deadline: OptTime,
-    fin_rto: Duration,
     peer_fin: bool,
-    rst_pending: bool,
+    rx: TcpReceiver,
+    /// Last: its loss-recovery fields are the cold end of the connection.
+    tx: TcpSender,
+    // ---- the handshake's bookkeeping
+    syn_first_sent: OptTime,
+    fin_rto: Duration,
+    syn_tries: u32,
+    syn_retransmitted: bool,
 }
 
 impl TcpConnection {
+    /// Bytes from its start that a data segment acknowledging nothing new reads.
+    pub const DATA_PART: usize = std::mem::offset_of!(TcpConnection, tx) + TcpSender::ACK_PART;
+    /// Bytes from its start that anything but loss recovery and the handshake reads.
+    pub const HOT_PART: usize = std::mem::offset_of!(TcpConnection, tx) + TcpSender::HOT_PART;
+
     fn new(cfg: Arc<TcpConfig>, cc: impl Into<Controller>, state: TcpState) -> Self {
         TcpConnection {
             tx: TcpSender::new(cfg.clone(), cc),
@@ -307,5 +322,26 @@ impl TcpConnection {
             self.tx.handle_timeout(now);
         }
         self.rx.handle_timeout(now);
+    }
+}
+
+#[cfg(test)]
+mod layout_tests {
+    use std::mem::{offset_of, size_of};
+
+    use super::*;
+
+    #[test]
+    fn what_a_data_segment_reads_comes_before_data_part_and_the_handshake_after_hot_part() {
+        type C = TcpConnection;
+        // Connection flags and the whole receiver, then the sender's first part.
+        for end in [offset_of!(C, state) + 1, offset_of!(C, peer_fin) + 1, offset_of!(C, rx) + size_of::<TcpReceiver>()]
+        {
+            assert!(end <= offset_of!(C, tx), "{end} after the sender's start");
+        }
+        assert_eq!(C::DATA_PART, offset_of!(C, tx) + TcpSender::ACK_PART);
+        assert!(C::DATA_PART < C::HOT_PART);
+        assert!(offset_of!(C, syn_first_sent) >= C::HOT_PART && offset_of!(C, syn_tries) >= C::HOT_PART);
+        assert!(C::HOT_PART + 64 < size_of::<C>(), "at least a line is left cold");
     }
 }

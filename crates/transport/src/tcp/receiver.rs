@@ -10,18 +10,22 @@ use super::config::TcpConfig;
 use super::sack::SackBlocks;
 use super::segment::{Flags, Segment, Timestamps};
 
-/// Counters of one receiver. Bytes are payload bytes.
+/// Counters of one receiver. Bytes are payload bytes. (`repr(C)`: those every
+/// segment updates first, at the end of the receiver's hot fields.)
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
 pub struct ReceiverStats {
     pub segments_received: u64,
     pub bytes_received: u64,
+    pub acks_sent: u64,
     /// Payload bytes received that had already arrived (spurious retransmissions).
     pub duplicate_bytes: u64,
     pub out_of_order_segments: u64,
-    pub acks_sent: u64,
 }
 
-/// The receiving half of a TCP connection.
+/// The receiving half of a TCP connection. `repr(C)`: every segment reads
+/// nearly all of it, so it stays together, with the rare counters last.
+#[repr(C)]
 pub struct TcpReceiver {
     cfg: Arc<TcpConfig>,
     /// Next in-order byte expected: everything below it has been delivered.

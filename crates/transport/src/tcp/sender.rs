@@ -57,11 +57,36 @@ pub struct TcpInfo {
     pub queuing_delay: Option<Duration>,
 }
 
+/// The counters every segment sent or ACK received updates.
+#[derive(Clone, Copy, Debug, Default)]
+struct Sent {
+    segments: u64,
+    bytes: u64,
+    acks: u64,
+}
+
+/// The counters of loss recovery, which most segments leave alone.
+#[derive(Clone, Copy, Debug, Default)]
+struct Losses {
+    retransmitted_segments: u64,
+    retransmitted_bytes: u64,
+    fast_retransmits: u64,
+    timeouts: u64,
+    duplicate_acks: u64,
+}
+
 /// The sending half of a TCP connection.
+///
+/// `repr(C)`, in three parts by how often a segment touches them: first what
+/// every segment in or out reads (sequence numbers, deadlines, the SACK
+/// scoreboard, the per-segment counters); then what an ACK of new data
+/// updates (controller, window, RTT estimator); last what only loss recovery
+/// touches. A data segment that acknowledges nothing new then reads the first
+/// part and the controller's tag, not the whole sender
+/// ([`TcpSender::ACK_PART`], [`TcpSender::HOT_PART`]).
+#[repr(C)]
 pub struct TcpSender {
     cfg: Arc<TcpConfig>,
-    cc: Controller,
-    w: Window,
     /// Oldest unacknowledged byte.
     snd_una: u64,
     /// Next byte to send (moves back to `snd_una` after a timeout).
@@ -71,33 +96,44 @@ pub struct TcpSender {
     /// Bytes the application has written so far (the end of the stream to send).
     app_end: u64,
     peer_window: u64,
-    dupacks: u32,
-    /// `Some(recover)` while in fast recovery (RFC 6582).
-    recovery: OptU64,
-    /// A partial ACK has restarted the timer in this recovery already.
-    partial_ack_seen: bool,
-    /// Highest byte sent when loss was last handled; duplicate ACKs at or below it
-    /// do not start a new fast retransmit (RFC 6582 §3.2 step 1).
-    recover: OptU64,
-    retransmit_pending: bool,
-    /// SACK: what the receiver holds above `snd_una`.
-    scoreboard: Scoreboard,
-    /// SACK: the highest byte retransmitted in this recovery (RFC 6675 HighRxt).
-    high_rxt: u64,
-    /// SACK: `Some(point)` while resending after a timeout: every unSACKed byte
-    /// below `point` counts as lost.
-    rto_recovery: OptU64,
-    rtt: RttEstimator,
     rto_deadline: OptTime,
     /// With a window below one segment (TCP Nice): the earliest time the next
     /// lone segment may leave, one segment per `srtt x mss / cwnd`.
     paced_until: OptTime,
     /// End of the last segment sent shorter than the MSS (Linux `snd_sml`).
     snd_sml: u64,
-    stats: SenderStats,
+    /// `Some(recover)` while in fast recovery (RFC 6582).
+    recovery: OptU64,
+    /// SACK: `Some(point)` while resending after a timeout: every unSACKed byte
+    /// below `point` counts as lost.
+    rto_recovery: OptU64,
+    sent: Sent,
+    dupacks: u32,
+    /// A partial ACK has restarted the timer in this recovery already.
+    partial_ack_seen: bool,
+    retransmit_pending: bool,
+    /// SACK: what the receiver holds above `snd_una`.
+    scoreboard: Scoreboard,
+    // ---- what an ACK of new data updates
+    cc: Controller,
+    w: Window,
+    rtt: RttEstimator,
+    // ---- loss recovery only
+    /// Highest byte sent when loss was last handled; duplicate ACKs at or below it
+    /// do not start a new fast retransmit (RFC 6582 §3.2 step 1).
+    recover: OptU64,
+    /// SACK: the highest byte retransmitted in this recovery (RFC 6675 HighRxt).
+    high_rxt: u64,
+    losses: Losses,
 }
 
 impl TcpSender {
+    /// Bytes from its start that a segment acknowledging nothing new reads of
+    /// a sender: the first part and the controller's tag. For prefetching.
+    pub const ACK_PART: usize = std::mem::offset_of!(TcpSender, cc) + 8;
+    /// Bytes from its start that anything but loss recovery reads.
+    pub const HOT_PART: usize = std::mem::offset_of!(TcpSender, recover);
+
     pub fn new(cfg: impl Into<Arc<TcpConfig>>, cc: impl Into<Controller>) -> Self {
         let cfg: Arc<TcpConfig> = cfg.into();
         let iw = cfg.initial_window as u64 * cfg.mss as u64;
@@ -123,7 +159,8 @@ impl TcpSender {
             rto_deadline: OptTime::NONE,
             paced_until: OptTime::NONE,
             snd_sml: 0,
-            stats: SenderStats::default(),
+            sent: Sent::default(),
+            losses: Losses::default(),
         }
     }
 
@@ -148,8 +185,18 @@ impl TcpSender {
         self.snd_una
     }
 
-    pub fn stats(&self) -> &SenderStats {
-        &self.stats
+    pub fn stats(&self) -> SenderStats {
+        let (s, l) = (self.sent, self.losses);
+        SenderStats {
+            segments_sent: s.segments,
+            bytes_sent: s.bytes,
+            retransmitted_segments: l.retransmitted_segments,
+            retransmitted_bytes: l.retransmitted_bytes,
+            fast_retransmits: l.fast_retransmits,
+            timeouts: l.timeouts,
+            acks_received: s.acks,
+            duplicate_acks: l.duplicate_acks,
+        }
     }
 
     pub fn controller_name(&self) -> &'static str {
@@ -239,11 +286,11 @@ impl TcpSender {
 
     #[inline]
     fn account_send(&mut self, now: Time, seq: u64, len: u32) {
-        self.stats.segments_sent += 1;
-        self.stats.bytes_sent += len as u64;
+        self.sent.segments += 1;
+        self.sent.bytes += len as u64;
         if seq < self.snd_max {
-            self.stats.retransmitted_segments += 1;
-            self.stats.retransmitted_bytes += len as u64;
+            self.losses.retransmitted_segments += 1;
+            self.losses.retransmitted_bytes += len as u64;
         }
         if self.rto_deadline.is_none() {
             self.rto_deadline = OptTime::some(now + self.rtt.rto(&self.cfg));
@@ -318,7 +365,7 @@ impl TcpSender {
         if ack > self.snd_max {
             return; // acknowledges data never sent: ignore (RFC 9293 §3.10.7.4)
         }
-        self.stats.acks_received += 1;
+        self.sent.acks += 1;
         self.peer_window = seg.window;
         let advances = ack > self.snd_una;
         let echoed = seg.timestamps.and_then(|t| t.ecr.map(|e| (t.val, e)));
@@ -386,7 +433,7 @@ impl TcpSender {
                 self.rto_deadline = OptTime::some(now + self.rtt.rto(&self.cfg));
             }
         } else if ack == self.snd_una && seg.len == 0 && self.snd_max > self.snd_una {
-            self.stats.duplicate_acks += 1;
+            self.losses.duplicate_acks += 1;
             self.dupacks += 1;
             if self.cfg.sack {
                 // Handled below: SACK recovery starts on the count or the scoreboard.
@@ -420,7 +467,7 @@ impl TcpSender {
         self.partial_ack_seen = false;
         self.recover = OptU64::some(self.snd_max);
         self.retransmit_pending = true;
-        self.stats.fast_retransmits += 1;
+        self.losses.fast_retransmits += 1;
     }
 
     fn enforce_no_slow_start(&mut self) {
@@ -439,7 +486,7 @@ impl TcpSender {
             self.rto_deadline = OptTime::NONE;
             return;
         }
-        self.stats.timeouts += 1;
+        self.losses.timeouts += 1;
         let flight = self.snd_max - self.snd_una;
         self.cc.on_timeout(&mut self.w, flight);
         self.recovery = OptU64::NONE;
@@ -478,5 +525,35 @@ impl TcpSender {
     /// Highest byte sent + 1.
     pub fn snd_max(&self) -> u64 {
         self.snd_max
+    }
+}
+
+#[cfg(test)]
+mod layout_tests {
+    use std::mem::{offset_of, size_of};
+
+    use super::*;
+
+    #[test]
+    fn the_sequence_numbers_come_before_ack_part_and_loss_recovery_after_hot_part() {
+        for end in [
+            offset_of!(TcpSender, snd_una) + 8,
+            offset_of!(TcpSender, app_end) + 8,
+            offset_of!(TcpSender, rto_deadline) + 8,
+            offset_of!(TcpSender, sent) + size_of::<Sent>(),
+            offset_of!(TcpSender, scoreboard) + size_of::<Scoreboard>(),
+        ] {
+            assert!(end <= offset_of!(TcpSender, cc), "{end} after the controller's start");
+        }
+        assert_eq!(TcpSender::ACK_PART, offset_of!(TcpSender, cc) + 8);
+        for end in
+            [offset_of!(TcpSender, w) + size_of::<Window>(), offset_of!(TcpSender, rtt) + size_of::<RttEstimator>()]
+        {
+            assert!(TcpSender::ACK_PART < end && end <= TcpSender::HOT_PART);
+        }
+        assert!(
+            offset_of!(TcpSender, losses) >= TcpSender::HOT_PART
+                && offset_of!(TcpSender, high_rxt) >= TcpSender::HOT_PART
+        );
     }
 }
