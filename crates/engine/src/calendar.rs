@@ -74,8 +74,9 @@ impl CalendarQueue {
     pub fn push(&mut self, k: u128) {
         self.len += 1;
         let b = bucket(k);
-        debug_assert!(b >= self.cur, "a key before the bucket being served");
-        if b == self.cur {
+        if b <= self.cur {
+            // The bucket being served, or (a key from a lane head popped
+            // before this bucket's keys) an earlier one: the heap orders both.
             self.current.push(Reverse(k));
         } else if b < self.cur + BUCKETS as u64 {
             self.ring_push(b, k);
@@ -114,6 +115,16 @@ impl CalendarQueue {
     }
 
     /// Removes and returns the smallest key.
+    /// The smallest key, moving on to the next occupied bucket first if the
+    /// one being served is empty (what [`CalendarQueue::pop`] would return).
+    #[inline]
+    pub fn front(&mut self) -> Option<u128> {
+        if self.current.is_empty() && !self.advance() {
+            return None;
+        }
+        self.current.peek().map(|r| r.0)
+    }
+
     #[inline]
     pub fn pop(&mut self) -> Option<u128> {
         if self.current.is_empty() && !self.advance() {
@@ -219,6 +230,20 @@ mod tests {
         let out: Vec<u128> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(out, sorted);
         assert_eq!(q.len(), 0);
+    }
+
+    #[test]
+    fn a_key_before_the_bucket_front_moved_to_still_comes_out_first() {
+        let mut q = CalendarQueue::default();
+        let width = 1u64 << SHIFT;
+        q.push(k(10 * width, 0));
+        assert_eq!(q.front(), Some(k(10 * width, 0)), "front moves on to bucket 10");
+        // Another queue (the lane heads) served an earlier event, whose
+        // handler schedules into bucket 3.
+        q.push(k(3 * width + 5, 1));
+        q.push(k(12 * width, 2));
+        let out: Vec<u128> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(out, vec![k(3 * width + 5, 1), k(10 * width, 0), k(12 * width, 2)]);
     }
 
     #[test]

@@ -2,11 +2,16 @@
 //!
 //! Each event gets a 16-byte key, `time << 64 | seq << 32 | low`, so one
 //! integer comparison orders two events; the keys are ordered by a
-//! [`CalendarQueue`]. An event that fits in 31 bits ([`Packed`]) travels in
+//! [`CalendarQueue`], except those of lane heads (see
+//! [`EventQueue::schedule_head`]), which wait in a small binary heap of their
+//! own; a pop takes the smaller of the two fronts. An event that fits in 31 bits ([`Packed`]) travels in
 //! `low` itself, with the top bit set; any other waits in a slab at slot
 //! `low`. Most events of a simulation are small (a lane index, a timer
 //! owner), and a packed one is never written to or read back from memory
 //! that has gone cold while it waited.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 use crate::calendar::CalendarQueue;
 use crate::time::Time;
@@ -51,6 +56,8 @@ fn key_low(k: u128) -> u32 {
 /// before it, so time never goes backwards; it counts every event it delivers.
 pub struct EventQueue<E> {
     keys: CalendarQueue,
+    /// Keys of lane heads: at most one per lane, so few, and kept hot.
+    heads: BinaryHeap<Reverse<u128>>,
     /// Events that do not pack, by slot; `None` when free.
     slab: Vec<Option<E>>,
     free: Vec<u32>,
@@ -71,6 +78,7 @@ impl<E: Packed> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
             keys: CalendarQueue::default(),
+            heads: BinaryHeap::new(),
             slab: Vec::with_capacity(1024),
             free: Vec::new(),
             next_seq: 0,
@@ -94,12 +102,12 @@ impl<E: Packed> EventQueue<E> {
     /// Number of events waiting.
     #[inline]
     pub fn len(&self) -> usize {
-        self.keys.len()
+        self.keys.len() + self.heads.len()
     }
 
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.keys.len() == 0
+        self.len() == 0
     }
 
     /// Schedules `event` at `time`.
@@ -109,6 +117,27 @@ impl<E: Packed> EventQueue<E> {
     /// which is always a bug in the caller.
     #[inline]
     pub fn schedule(&mut self, time: Time, event: E) {
+        let k = self.key_for(time, event);
+        self.keys.push(k);
+    }
+
+    /// Schedules the event for the head of a FIFO lane (see [`crate::Lanes`]):
+    /// the same order as [`EventQueue::schedule`], but the key waits in a
+    /// binary heap of lane heads instead of the calendar. There are at most as
+    /// many as lanes, so that heap stays small and in the cache, while a
+    /// calendar bucket written to has usually gone cold.
+    ///
+    /// # Panics
+    /// As [`EventQueue::schedule`].
+    #[inline]
+    pub fn schedule_head(&mut self, time: Time, event: E) {
+        let k = self.key_for(time, event);
+        self.heads.push(Reverse(k));
+    }
+
+    /// The key of `event` at `time`: its place in the total order.
+    #[inline]
+    fn key_for(&mut self, time: Time, event: E) -> u128 {
         assert!(time >= self.now, "event scheduled in the past: {:?} < now {:?}", time, self.now);
         let low = match event.pack() {
             Some(bits) => {
@@ -122,19 +151,29 @@ impl<E: Packed> EventQueue<E> {
         }
         let k = key(time, self.next_seq, low);
         self.next_seq += 1;
-        self.keys.push(k);
+        k
     }
 
     /// The time of the next event, if any.
     #[inline]
     pub fn peek_time(&self) -> Option<Time> {
-        self.keys.peek().map(key_time)
+        let head = self.heads.peek().map(|r| r.0);
+        match (self.keys.peek(), head) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+        .map(key_time)
     }
 
     /// Removes and returns the earliest event, advancing the current time to it.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        let top = self.keys.pop()?;
+        let top = match (self.keys.front(), self.heads.peek()) {
+            (Some(k), Some(&Reverse(h))) if h < k => self.heads.pop()?.0,
+            (Some(_), _) => self.keys.pop()?,
+            (None, Some(_)) => self.heads.pop()?.0,
+            (None, None) => return None,
+        };
         let time = key_time(top);
         debug_assert!(time >= self.now);
         self.now = time;
@@ -186,14 +225,27 @@ impl<E: Packed> EventQueue<E> {
     /// order, so the 32-bit counter can go on without changing any order.
     #[cold]
     fn renumber(&mut self) {
+        // Lane heads are renumbered with the rest, then go back to their heap.
+        let heads: Vec<u128> = std::mem::take(&mut self.heads).into_iter().map(|r| r.0).collect();
+        let mut renumbered_heads = Vec::with_capacity(heads.len());
         let mut waiting = 0;
         self.keys.rewrite(|keys| {
-            keys.sort_unstable();
-            for (seq, k) in keys.iter_mut().enumerate() {
-                *k = key(key_time(*k), seq as u32, key_low(*k));
+            let calendar = keys.len();
+            keys.extend(&heads);
+            // Which keys were heads: marked by their position before sorting.
+            let mut tagged: Vec<(u128, bool)> = keys.drain(..).enumerate().map(|(i, k)| (k, i >= calendar)).collect();
+            tagged.sort_unstable();
+            for (seq, (k, head)) in tagged.into_iter().enumerate() {
+                let k = key(key_time(k), seq as u32, key_low(k));
+                if head {
+                    renumbered_heads.push(Reverse(k));
+                } else {
+                    keys.push(k);
+                }
             }
-            waiting = keys.len();
+            waiting = calendar + heads.len();
         });
+        self.heads = BinaryHeap::from(renumbered_heads);
         self.next_seq = waiting as u32;
     }
 }
@@ -285,7 +337,50 @@ mod tests {
         assert_eq!(order, vec![100, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
     }
 
+    #[test]
+    fn renumbering_keeps_lane_heads_in_their_heap_and_the_order_of_everything() {
+        let mut q = EventQueue::new();
+        q.next_seq = u32::MAX - 4;
+        q.schedule(Time(7), 1);
+        q.schedule_head(Time(7), 2);
+        q.schedule(Time(7), 3);
+        q.schedule_head(Time(2), 4); // the counter runs out here: renumbered
+        q.schedule(Time(7), 5);
+        q.schedule_head(Time(7), 6);
+        assert_eq!((q.heads.len(), q.keys.len()), (3, 3));
+        let order: Vec<_> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+        assert_eq!(order, vec![4, 1, 2, 3, 5, 6]);
+    }
+
     proptest! {
+        #[test]
+        fn lane_heads_and_calendar_events_pop_in_one_order_of_time_then_scheduling(
+            ops in proptest::collection::vec((0u64..3_000_000_000, any::<bool>(), 0usize..3), 1..300)
+        ) {
+            // Each pop schedules up to 2 events at now + delta, some as lane heads.
+            let mut q = EventQueue::new();
+            let mut reference = std::collections::BTreeSet::new();
+            let mut seq = 0u64;
+            q.schedule(Time(0), seq);
+            reference.insert((0u64, seq));
+            for (delta, head, fanout) in ops {
+                let Some((t, id)) = q.pop() else { break };
+                prop_assert_eq!(Some((t.0, id)), reference.pop_first());
+                for k in 0..fanout {
+                    seq += 1;
+                    let at = t.0 + delta / (k as u64 + 1);
+                    if head && k == 0 {
+                        q.schedule_head(Time(at), seq);
+                    } else {
+                        q.schedule(Time(at), seq);
+                    }
+                    reference.insert((at, seq));
+                }
+                prop_assert_eq!(q.peek_time().map(|t| t.0), reference.first().map(|r| r.0));
+            }
+            prop_assert_eq!(q.len(), reference.len());
+        }
+
         #[test]
         fn time_never_goes_backwards_and_ties_keep_insertion_order(
             times in proptest::collection::vec(0u64..50, 1..200)

@@ -286,7 +286,7 @@ impl World {
                 Ev::Lane { lane } => {
                     let ((_, x), next) = self.lanes.pop(lane as usize).expect("a scheduled lane has a head");
                     if let Some(t) = next {
-                        self.q.schedule(t, Ev::Lane { lane });
+                        self.q.schedule_head(t, Ev::Lane { lane });
                     }
                     match x.hop {
                         Hop::Link(link) => match self.net.arrive(now, link, x.pkt.wire) {
@@ -415,7 +415,7 @@ impl World {
     #[inline]
     fn enqueue(&mut self, lane: usize, time: Time, x: InFlight) {
         if self.lanes.push(lane, time, x) {
-            self.q.schedule(time, Ev::Lane { lane: lane as u32 });
+            self.q.schedule_head(time, Ev::Lane { lane: lane as u32 });
         }
     }
 

@@ -452,7 +452,7 @@ impl SwarmWorld {
                 Ev::PathLane { lane } => {
                     let ((_, x), next) = self.lanes.pop(lane as usize).expect("a scheduled lane has a head");
                     if let Some(t) = next {
-                        self.q.schedule(t, Ev::PathLane { lane });
+                        self.q.schedule_head(t, Ev::PathLane { lane });
                     }
                     if let Some(far) = self.lanes.get(lane as usize, LANE_AHEAD) {
                         prefetch::prefetch(far);
@@ -473,7 +473,7 @@ impl SwarmWorld {
                 Ev::HostLane { host } => {
                     let ((_, x), next) = self.host_lanes.pop(host as usize).expect("a scheduled lane has a head");
                     if let Some(t) = next {
-                        self.q.schedule(t, Ev::HostLane { host });
+                        self.q.schedule_head(t, Ev::HostLane { host });
                     }
                     self.hop(now, x);
                 }
@@ -616,7 +616,7 @@ impl SwarmWorld {
                 Transit::AtHost { time, .. } => (Hop::Host, time),
             };
             if self.lanes.push(lane, time, InFlight { hop, pkt }) {
-                self.q.schedule(time, Ev::PathLane { lane: lane as u32 });
+                self.q.schedule_head(time, Ev::PathLane { lane: lane as u32 });
             }
         }
         let d = c.ep[s].poll_timeout();
@@ -631,7 +631,7 @@ impl SwarmWorld {
                 Transit::Dropped { .. } => {}
                 Transit::AtHost { host, time } => {
                     if self.host_lanes.push(host.0 as usize, time, InFlight { hop: Hop::Host, pkt: x.pkt }) {
-                        self.q.schedule(time, Ev::HostLane { host: host.0 });
+                        self.q.schedule_head(time, Ev::HostLane { host: host.0 });
                     }
                 }
                 Transit::AtLink { .. } => unreachable!("a downlink feeds a host"),
