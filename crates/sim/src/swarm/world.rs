@@ -468,6 +468,9 @@ impl SwarmWorld {
                     if let Some(near) = self.lanes.get(lane as usize, CLIENT_AHEAD) {
                         self.prefetch_client(&near.pkt);
                     }
+                    if let Some(next) = self.lanes.get(lane as usize, 0) {
+                        self.prefetch_frame(&next.pkt);
+                    }
                     self.hop(now, x);
                 }
                 Ev::HostLane { host } => {
@@ -538,12 +541,33 @@ impl SwarmWorld {
     /// called). A hint: results never depend on it.
     #[inline]
     fn prefetch_client(&self, pkt: &Packet) {
-        let Some(c) = self.conns.get(pkt.conn as usize) else { return };
+        let Some(c) = self.completes_frame(pkt) else { return };
         let s = pkt.to as usize;
-        if pkt.seg.len == 0 || pkt.seg.seq + (pkt.seg.len as u64) < c.next_end[1 - s] || c.slot[s] == NO_SLOT {
-            return;
-        }
         self.peers[c.peer[s] as usize].client.prefetch_conn(c.slot[s]);
+        c.prefetch_behind(1 - s);
+    }
+
+    /// For the packet next in its lane: when it completes a frame, starts
+    /// loading what that frame's handling reads beyond the client's
+    /// connection state, which [`SwarmWorld::prefetch_client`] asked for a
+    /// few packets ago (a hint).
+    #[inline]
+    fn prefetch_frame(&self, pkt: &Packet) {
+        let Some(c) = self.completes_frame(pkt) else { return };
+        let s = pkt.to as usize;
+        if let Some(f) = c.head(1 - s) {
+            self.peers[c.peer[s] as usize].client.prefetch_frame(c.slot[s], f);
+        }
+    }
+
+    /// `pkt`'s connection, if `pkt` brings the end of the next frame to a
+    /// side with a client.
+    #[inline]
+    fn completes_frame(&self, pkt: &Packet) -> Option<&Conn> {
+        let c = self.conns.get(pkt.conn as usize)?;
+        let s = pkt.to as usize;
+        let ends = pkt.seg.len > 0 && pkt.seg.seq + (pkt.seg.len as u64) >= c.next_end[1 - s];
+        (ends && c.slot[s] != NO_SLOT).then_some(c)
     }
 
     /// Calls into one peer's client with an [`Io`] over the world, then does
