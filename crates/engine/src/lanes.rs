@@ -3,7 +3,9 @@
 //! Packets on one path (same links, same propagation delay) arrive in the order
 //! they were sent. Keeping each path's pending arrivals in its own FIFO and only
 //! the head of each lane in the [`crate::EventQueue`] keeps the heap as small as
-//! the number of busy paths instead of the number of packets in flight.
+//! the number of busy paths instead of the number of packets in flight (the
+//! queue keeps lane heads in a heap of their own:
+//! [`crate::EventQueue::schedule_head`]).
 
 use std::collections::VecDeque;
 

@@ -4,11 +4,13 @@
 //! integer comparison orders two events; the keys are ordered by a
 //! [`CalendarQueue`], except those of lane heads (see
 //! [`EventQueue::schedule_head`]), which wait in a small binary heap of their
-//! own; a pop takes the smaller of the two fronts. An event that fits in 31 bits ([`Packed`]) travels in
-//! `low` itself, with the top bit set; any other waits in a slab at slot
-//! `low`. Most events of a simulation are small (a lane index, a timer
-//! owner), and a packed one is never written to or read back from memory
-//! that has gone cold while it waited.
+//! own; a pop takes the smaller of the two fronts.
+//!
+//! An event that fits in 31 bits ([`Packed`]) travels in `low` itself, with
+//! the top bit set; any other waits in a slab at slot `low`. Most events of a
+//! simulation are small (a lane index, a timer owner), and a packed one is
+//! never written to or read back from memory that has gone cold while it
+//! waited.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
