@@ -199,14 +199,6 @@ impl<E: Packed> EventQueue<E> {
         Some((time, event))
     }
 
-    /// The next few events to pop, roughly (the front of the bucket being
-    /// served, not in order), when they are packed: a caller can start
-    /// loading the state they will touch. A hint, for prefetching only.
-    #[inline]
-    pub fn upcoming(&self) -> impl Iterator<Item = E> + '_ {
-        self.keys.next_few().iter().map(|r| key_low(r.0)).filter(|l| l & PACKED != 0).map(|l| E::unpack(l & !PACKED))
-    }
-
     /// Puts an event that does not pack in the slab; returns its slot.
     #[inline]
     fn park(&mut self, event: E) -> u32 {
@@ -227,25 +219,20 @@ impl<E: Packed> EventQueue<E> {
     /// order, so the 32-bit counter can go on without changing any order.
     #[cold]
     fn renumber(&mut self) {
-        // Lane heads are renumbered with the rest, then go back to their heap.
+        // A key's new sequence number is its rank among all waiting keys,
+        // lane heads included; heads go back to their own heap.
         let heads: Vec<u128> = std::mem::take(&mut self.heads).into_iter().map(|r| r.0).collect();
-        let mut renumbered_heads = Vec::with_capacity(heads.len());
+        let mut renumbered_heads = Vec::new();
         let mut waiting = 0;
         self.keys.rewrite(|keys| {
-            let calendar = keys.len();
-            keys.extend(&heads);
-            // Which keys were heads: marked by their position before sorting.
-            let mut tagged: Vec<(u128, bool)> = keys.drain(..).enumerate().map(|(i, k)| (k, i >= calendar)).collect();
-            tagged.sort_unstable();
-            for (seq, (k, head)) in tagged.into_iter().enumerate() {
-                let k = key(key_time(k), seq as u32, key_low(k));
-                if head {
-                    renumbered_heads.push(Reverse(k));
-                } else {
-                    keys.push(k);
-                }
+            let mut all: Vec<u128> = keys.iter().chain(&heads).copied().collect();
+            all.sort_unstable();
+            let rank = |k: u128| key(key_time(k), all.binary_search(&k).expect("a waiting key") as u32, key_low(k));
+            for k in keys.iter_mut() {
+                *k = rank(*k);
             }
-            waiting = calendar + heads.len();
+            renumbered_heads = heads.iter().map(|&k| Reverse(rank(k))).collect();
+            waiting = all.len();
         });
         self.heads = BinaryHeap::from(renumbered_heads);
         self.next_seq = waiting as u32;
@@ -289,7 +276,6 @@ mod tests {
         q.schedule(Time(5), Mixed::Big(7));
         q.schedule(Time(2), Mixed::Small(0));
         assert_eq!(q.slab.len(), 1, "only the big event is parked");
-        assert_eq!(q.upcoming().count(), 2, "the two packed events are visible ahead");
         let order: Vec<_> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
         assert_eq!(order, vec![Mixed::Small(0), Mixed::Small(PACKED - 1), Mixed::Big(7)]);
         assert_eq!(q.free, vec![0], "the parked event's slot is free again");
