@@ -23,7 +23,8 @@ pub(crate) const NO_SLOT: u32 = u32::MAX;
 /// what only reports read. Sending a segment re-arms its endpoint's timer,
 /// so the timer sits beside what the packet already brought into the cache;
 /// and a segment that completes a frame finds it there too, not in the
-/// queue's buffer elsewhere on the heap.
+/// queue's buffer elsewhere on the heap. Each endpoint (itself line-aligned)
+/// starts a cache line, so what a segment reads of it is whole lines.
 #[repr(C, align(64))]
 pub(crate) struct Conn {
     pub peer: [u32; 2],
@@ -148,6 +149,10 @@ mod tests {
         assert!(offset_of!(Conn, asked) < 128 && offset_of!(Conn, blocked) < 128 && offset_of!(Conn, behind) < 128);
         assert!(offset_of!(Conn, timer) + size_of::<[Timer; 2]>() <= 128);
         assert!(offset_of!(Conn, wire_bytes) + 16 <= 192, "what a send counts, in the third line");
+        // Each endpoint starts a line: a data segment's part of it is exactly
+        // its four lines, not five straddling ones.
+        let ep = size_of::<torrentlab_transport::tcp::TcpConnection>();
+        assert_eq!((offset_of!(Conn, ep) % 64, ep % 64), (0, 0));
     }
 
     fn conn() -> Conn {

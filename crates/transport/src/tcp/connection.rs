@@ -13,7 +13,7 @@ use std::sync::Arc;
 use torrentlab_engine::{Duration, OptTime, Time};
 
 use super::config::TcpConfig;
-use super::receiver::TcpReceiver;
+use super::receiver::ReceiverState;
 use super::sack::SackBlocks;
 use super::segment::{Flags, Segment, Timestamps};
 use super::sender::TcpSender;
@@ -35,18 +35,15 @@ pub enum TcpState {
 
 /// One end of a TCP connection.
 ///
-/// `repr(C)`, hottest first: the connection's own state and flags, the
-/// receiver, then the sender, whose loss-recovery fields and the handshake's
-/// bookkeeping close it. A segment that carries data and acknowledges nothing
-/// new reads only up to [`TcpConnection::DATA_PART`]; any other, up to
-/// [`TcpConnection::HOT_PART`] (for prefetching).
-#[repr(C)]
+/// `repr(C)`, hottest first, on cache-line boundaries: the connection's state
+/// and flags, the receiver, then the sender, whose loss-recovery fields and
+/// the handshake's bookkeeping close it. A segment that carries data and
+/// acknowledges nothing new reads only the first [`TcpConnection::DATA_PART`]
+/// bytes (four lines); any other, the first [`TcpConnection::HOT_PART`]
+/// (seven). One configuration serves both halves: the sender's.
+#[repr(C, align(64))]
 pub struct TcpConnection {
     // ---- what every segment in or out reads
-    cfg: Arc<TcpConfig>,
-    peer_ts: OptTime,
-    syn_deadline: OptTime,
-    fin_deadline: OptTime,
     state: TcpState,
     rst_pending: bool,
     syn_pending: bool,
@@ -55,10 +52,15 @@ pub struct TcpConnection {
     fin_pending: bool,
     fin_acked: bool,
     peer_fin: bool,
-    rx: TcpReceiver,
+    /// The handshake's SYN retransmission deadline until the FIN is sent;
+    /// the FIN's after (the two never overlap: see [`Self::syn_deadline`]).
+    ctl_deadline: OptTime,
+    rx: ReceiverState,
     /// Last: its loss-recovery fields are the cold end of the connection.
     tx: TcpSender,
     // ---- the handshake's bookkeeping
+    /// The peer's SYN TSval, echoed by our handshake, FIN and RST segments.
+    peer_ts: OptTime,
     syn_first_sent: OptTime,
     fin_rto: Duration,
     syn_tries: u32,
@@ -70,25 +72,31 @@ impl TcpConnection {
     pub const DATA_PART: usize = std::mem::offset_of!(TcpConnection, tx) + TcpSender::ACK_PART;
     /// Bytes from its start that anything but loss recovery and the handshake reads.
     pub const HOT_PART: usize = std::mem::offset_of!(TcpConnection, tx) + TcpSender::HOT_PART;
+}
 
+// A data segment reads four cache lines of its endpoint, anything else but
+// loss recovery and the handshake seven: a layout change that spills either
+// does not compile.
+const _: () = assert!(TcpConnection::DATA_PART <= 4 * 64, "DATA_PART spills into a fifth line");
+const _: () = assert!(TcpConnection::HOT_PART <= 7 * 64, "HOT_PART spills into an eighth line");
+
+impl TcpConnection {
     fn new(cfg: Arc<TcpConfig>, cc: impl Into<Controller>, state: TcpState) -> Self {
         TcpConnection {
-            tx: TcpSender::new(cfg.clone(), cc),
-            rx: TcpReceiver::new(cfg.clone()),
             fin_rto: cfg.initial_rto,
-            cfg,
+            tx: TcpSender::new(cfg, cc),
+            rx: ReceiverState::new(),
             state,
             syn_pending: state == TcpState::SynSent,
             syn_first_sent: OptTime::NONE,
             syn_retransmitted: false,
-            syn_deadline: OptTime::NONE,
+            ctl_deadline: OptTime::NONE,
             syn_tries: 0,
             peer_ts: OptTime::NONE,
             closing: false,
             fin_sent: false,
             fin_pending: false,
             fin_acked: false,
-            fin_deadline: OptTime::NONE,
             peer_fin: false,
             rst_pending: false,
         }
@@ -113,7 +121,7 @@ impl TcpConnection {
         &self.tx
     }
 
-    pub fn receiver(&self) -> &TcpReceiver {
+    pub fn receiver(&self) -> &ReceiverState {
         &self.rx
     }
 
@@ -146,20 +154,21 @@ impl TcpConnection {
     }
 
     fn blank(&self, now: Time, flags: Flags, seq: u64) -> Segment {
+        let cfg = self.tx.config();
         Segment {
             seq,
             ack: 0,
             len: 0,
             flags,
-            window: self.cfg.receive_window,
-            timestamps: self.cfg.timestamps.then_some(Timestamps { val: now, ecr: self.peer_ts.get() }),
+            window: cfg.receive_window,
+            timestamps: cfg.timestamps.then_some(Timestamps { val: now, ecr: self.peer_ts.get() }),
             sack: SackBlocks::NONE,
         }
     }
 
     /// Copies the receiver's acknowledgement state into `seg` (piggybacking).
     fn with_ack(&mut self, now: Time, mut seg: Segment) -> Segment {
-        let a = self.rx.ack_segment(now);
+        let a = self.rx.ack_segment(self.tx.config(), now);
         seg.ack = a.ack + u64::from(self.peer_fin);
         seg.flags = seg.flags | Flags::ACK;
         seg.window = a.window;
@@ -171,8 +180,31 @@ impl TcpConnection {
     }
 
     fn arm_syn_timer(&mut self, now: Time) {
-        let rto = Duration(self.cfg.initial_rto.0.saturating_mul(1 << self.syn_tries.min(20)));
-        self.syn_deadline = OptTime::some(now + rto);
+        let rto = Duration(self.tx.config().initial_rto.0.saturating_mul(1 << self.syn_tries.min(20)));
+        debug_assert!(!self.fin_sent);
+        self.ctl_deadline = OptTime::some(now + rto);
+    }
+
+    /// The SYN retransmission deadline. A SYN (or SYN-ACK) is only sent
+    /// before the connection is established, a FIN only after, so
+    /// `ctl_deadline` is the SYN's until `fin_sent` and the FIN's from then on.
+    #[inline]
+    fn syn_deadline(&self) -> OptTime {
+        if self.fin_sent {
+            OptTime::NONE
+        } else {
+            self.ctl_deadline
+        }
+    }
+
+    /// The FIN retransmission deadline (see [`Self::syn_deadline`]).
+    #[inline]
+    fn fin_deadline(&self) -> OptTime {
+        if self.fin_sent {
+            self.ctl_deadline
+        } else {
+            OptTime::NONE
+        }
     }
 
     /// The next segment to send, if any.
@@ -206,12 +238,12 @@ impl TcpConnection {
                 if self.closing && all_acked && (!self.fin_sent || self.fin_pending) {
                     self.fin_sent = true;
                     self.fin_pending = false;
-                    self.fin_deadline = OptTime::some(now + self.tx.rto().max(self.fin_rto));
+                    self.ctl_deadline = OptTime::some(now + self.tx.rto().max(self.fin_rto));
                     let fin = self.blank(now, Flags::FIN, self.tx.snd_max());
                     return Some(self.with_ack(now, fin));
                 }
                 if self.rx.wants_ack() {
-                    let mut a = self.rx.ack_segment(now);
+                    let mut a = self.rx.ack_segment(self.tx.config(), now);
                     a.ack += u64::from(self.peer_fin);
                     return Some(a);
                 }
@@ -271,13 +303,13 @@ impl TcpConnection {
             let mut a = *seg;
             if self.fin_sent && a.ack > self.tx.snd_max() {
                 self.fin_acked = true;
-                self.fin_deadline = OptTime::NONE;
+                self.ctl_deadline = OptTime::NONE; // the FIN's: `fin_sent` holds
                 a.ack = self.tx.snd_max();
             }
             self.tx.handle_ack(now, &a);
         }
         if seg.len > 0 {
-            self.rx.handle_segment(now, seg);
+            self.rx.handle_segment(self.tx.config(), now, seg);
         }
         if seg.flags.contains(Flags::FIN) {
             if seg.seq + seg.len as u64 == self.rx.delivered() {
@@ -289,7 +321,8 @@ impl TcpConnection {
 
     fn established(&mut self, now: Time) {
         self.state = TcpState::Established;
-        self.syn_deadline = OptTime::NONE;
+        debug_assert!(!self.fin_sent);
+        self.ctl_deadline = OptTime::NONE; // the SYN's
         if let (Some(t), false) = (self.syn_first_sent.get(), self.syn_retransmitted) {
             self.tx.rtt_sample(now.saturating_since(t)); // Karn: only unambiguous samples
         }
@@ -297,14 +330,14 @@ impl TcpConnection {
 
     pub fn poll_timeout(&self) -> Option<Time> {
         let data = if self.state == TcpState::Established { self.tx.deadline() } else { OptTime::NONE };
-        let fin = if self.fin_acked { OptTime::NONE } else { self.fin_deadline };
-        self.syn_deadline.earliest(fin).earliest(data).earliest(self.rx.deadline()).get()
+        let fin = if self.fin_acked { OptTime::NONE } else { self.fin_deadline() };
+        self.syn_deadline().earliest(fin).earliest(data).earliest(self.rx.deadline()).get()
     }
 
     /// Fires whichever timers are due; harmless otherwise.
     pub fn handle_timeout(&mut self, now: Time) {
-        if self.syn_deadline.get().is_some_and(|d| now >= d) {
-            self.syn_deadline = OptTime::NONE;
+        if self.syn_deadline().get().is_some_and(|d| now >= d) {
+            self.ctl_deadline = OptTime::NONE;
             self.syn_tries += 1;
             let limit = if self.state == TcpState::SynSent { SYN_RETRIES } else { SYNACK_RETRIES };
             if self.syn_tries > limit {
@@ -313,10 +346,10 @@ impl TcpConnection {
             }
             self.syn_pending = true;
         }
-        if self.fin_deadline.get().is_some_and(|d| now >= d) && !self.fin_acked {
+        if self.fin_deadline().get().is_some_and(|d| now >= d) && !self.fin_acked {
             self.fin_pending = true;
             self.fin_rto = self.fin_rto.saturating_mul(2);
-            self.fin_deadline = OptTime::NONE;
+            self.ctl_deadline = OptTime::NONE;
         }
         if self.state == TcpState::Established {
             self.tx.handle_timeout(now);
@@ -332,16 +365,19 @@ mod layout_tests {
     use super::*;
 
     #[test]
-    fn what_a_data_segment_reads_comes_before_data_part_and_the_handshake_after_hot_part() {
+    fn a_data_segment_reads_four_cache_lines_and_anything_but_recovery_seven() {
         type C = TcpConnection;
         // Connection flags and the whole receiver, then the sender's first part.
-        for end in [offset_of!(C, state) + 1, offset_of!(C, peer_fin) + 1, offset_of!(C, rx) + size_of::<TcpReceiver>()]
+        for end in
+            [offset_of!(C, state) + 1, offset_of!(C, peer_fin) + 1, offset_of!(C, rx) + size_of::<ReceiverState>()]
         {
             assert!(end <= offset_of!(C, tx), "{end} after the sender's start");
         }
         assert_eq!(C::DATA_PART, offset_of!(C, tx) + TcpSender::ACK_PART);
-        assert!(C::DATA_PART < C::HOT_PART);
-        assert!(offset_of!(C, syn_first_sent) >= C::HOT_PART && offset_of!(C, syn_tries) >= C::HOT_PART);
-        assert!(C::HOT_PART + 64 < size_of::<C>(), "at least a line is left cold");
+        // (DATA_PART within four lines and HOT_PART within seven are checked
+        // when the crate compiles, beside the constants.)
+        assert!(offset_of!(C, peer_ts) >= C::HOT_PART && offset_of!(C, syn_tries) >= C::HOT_PART);
+        assert_eq!(std::mem::align_of::<C>(), 64, "on line boundaries, so the parts are whole lines");
+        assert!(size_of::<C>() <= 9 * 64, "{} bytes", size_of::<C>());
     }
 }

@@ -12,10 +12,11 @@ mod rtt;
 mod sack;
 mod segment;
 mod sender;
+mod thin_vec;
 
 pub use config::{RtoFormula, TcpConfig, TSO_MAX_PACKET};
 pub use connection::{TcpConnection, TcpState};
-pub use receiver::{ReceiverStats, TcpReceiver};
+pub use receiver::{ReceiverState, ReceiverStats, TcpReceiver};
 pub use rtt::RttEstimator;
 pub use sack::SackBlocks;
 pub use segment::{decode, DecodedHeader, Flags, Segment, Timestamps};

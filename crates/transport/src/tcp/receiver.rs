@@ -9,6 +9,7 @@ use torrentlab_engine::{OptTime, Time};
 use super::config::TcpConfig;
 use super::sack::SackBlocks;
 use super::segment::{Flags, Segment, Timestamps};
+use super::thin_vec::ThinVec;
 
 /// Counters of one receiver. Bytes are payload bytes. (`repr(C)`: those every
 /// segment updates first, at the end of the receiver's hot fields.)
@@ -23,38 +24,113 @@ pub struct ReceiverStats {
     pub out_of_order_segments: u64,
 }
 
-/// The receiving half of a TCP connection. `repr(C)`: every segment reads
-/// nearly all of it, so it stays together, with the rare counters last.
-#[repr(C)]
+/// The receiving half of a TCP connection on its own (a bulk transfer's
+/// receiver): its configuration and its [`ReceiverState`].
 pub struct TcpReceiver {
     cfg: Arc<TcpConfig>,
+    state: ReceiverState,
+}
+
+impl TcpReceiver {
+    pub fn new(cfg: impl Into<Arc<TcpConfig>>) -> Self {
+        TcpReceiver { cfg: cfg.into(), state: ReceiverState::new() }
+    }
+
+    /// Bytes delivered in order to the application so far.
+    pub fn delivered(&self) -> u64 {
+        self.state.delivered()
+    }
+
+    pub fn stats(&self) -> &ReceiverStats {
+        self.state.stats()
+    }
+
+    pub fn poll_timeout(&self) -> Option<Time> {
+        self.state.poll_timeout()
+    }
+
+    /// Fires the delayed-ACK timer if due; harmless otherwise.
+    pub fn handle_timeout(&mut self, now: Time) {
+        self.state.handle_timeout(now)
+    }
+
+    /// Processes a data segment from the sender.
+    pub fn handle_segment(&mut self, now: Time, seg: &Segment) {
+        self.state.handle_segment(&self.cfg, now, seg)
+    }
+
+    /// The ACK to send, if one is due.
+    pub fn poll_transmit(&mut self, now: Time) -> Option<Segment> {
+        self.state.poll_transmit(&self.cfg, now)
+    }
+
+    /// See [`ReceiverState::ack_segment`].
+    pub fn ack_segment(&mut self, now: Time) -> Segment {
+        self.state.ack_segment(&self.cfg, now)
+    }
+
+    /// See [`ReceiverState::advertised_window`].
+    pub fn advertised_window(&self) -> u64 {
+        self.state.advertised_window(&self.cfg)
+    }
+
+    /// Sets TS.Recent from a handshake segment (a SYN's TSval).
+    pub fn set_ts_recent(&mut self, t: Time) {
+        self.state.set_ts_recent(t)
+    }
+
+    /// True when an ACK is due now.
+    pub fn wants_ack(&self) -> bool {
+        self.state.wants_ack()
+    }
+
+    /// Asks for an ACK at the next transmission opportunity.
+    pub fn request_ack(&mut self) {
+        self.state.request_ack()
+    }
+}
+
+/// A receiver's state, without its configuration: a
+/// [`TcpConnection`](super::TcpConnection) keeps one configuration for both
+/// halves and hands it in, so that the receiver fits the connection's first
+/// two cache lines with its flags.
+///
+/// `repr(C)`: every segment reads nearly all of it, so it stays together,
+/// with the rare counters last.
+#[derive(Debug)]
+#[repr(C)]
+pub struct ReceiverState {
     /// Next in-order byte expected: everything below it has been delivered.
     rcv_nxt: u64,
     /// Out-of-order data above `rcv_nxt`: sorted, disjoint, non-adjacent ranges,
     /// each with the arrival count of its latest segment (for SACK block order).
-    ooo: Vec<(u64, u64, u64)>,
+    ooo: ThinVec<(u64, u64, u64)>,
     arrivals: u64,
     /// TS.Recent (RFC 7323 §4.3): the TSval to echo.
     ts_recent: OptTime,
     /// The acknowledgement number of the last ACK sent (RFC 7323 Last.ACK.sent).
     last_ack_sent: u64,
-    ack_now: bool,
     /// Payload bytes received since the last ACK.
     unacked_bytes: u64,
     /// Segments still to be ACKed at once (quick-ACK mode).
     quickacks_left: u32,
+    ack_now: bool,
     last_data_at: OptTime,
     delack_deadline: OptTime,
     stats: ReceiverStats,
 }
 
-impl TcpReceiver {
-    pub fn new(cfg: impl Into<Arc<TcpConfig>>) -> Self {
-        let cfg: Arc<TcpConfig> = cfg.into();
-        TcpReceiver {
-            cfg,
+impl Default for ReceiverState {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ReceiverState {
+    pub fn new() -> Self {
+        ReceiverState {
             rcv_nxt: 0,
-            ooo: Vec::new(),
+            ooo: ThinVec::default(),
             arrivals: 0,
             ts_recent: OptTime::NONE,
             last_ack_sent: 0,
@@ -95,7 +171,7 @@ impl TcpReceiver {
     }
 
     /// Processes a data segment from the sender.
-    pub fn handle_segment(&mut self, now: Time, seg: &Segment) {
+    pub fn handle_segment(&mut self, cfg: &TcpConfig, now: Time, seg: &Segment) {
         if seg.len == 0 {
             return;
         }
@@ -103,13 +179,13 @@ impl TcpReceiver {
         self.stats.bytes_received += seg.len as u64;
         let (start, end) = (seg.seq, seg.seq + seg.len as u64);
         // Linux quick-ACK mode: at the start, and after a gap longer than the RTO.
-        if self.last_data_at.get().is_none_or(|t| now.saturating_since(t) > self.cfg.initial_rto) {
-            self.quickacks_left = self.cfg.quickacks;
+        if self.last_data_at.get().is_none_or(|t| now.saturating_since(t) > cfg.initial_rto) {
+            self.quickacks_left = cfg.quickacks;
         }
         self.last_data_at = OptTime::some(now);
         let quick = self.quickacks_left > 0;
         self.quickacks_left = self.quickacks_left.saturating_sub(1);
-        let mut immediate = self.cfg.delayed_ack.is_none() || quick;
+        let mut immediate = cfg.delayed_ack.is_none() || quick;
         if start <= self.rcv_nxt {
             // RFC 7323 §4.3: TS.Recent comes from a segment at or below
             // Last.ACK.sent, so with delayed ACKs the echo is the earliest
@@ -144,24 +220,24 @@ impl TcpReceiver {
             // RFC 5681 §4.2: ACK at least every second full-sized segment's worth
             // (a TSO segment of two or more MSS is ACKed at once).
             self.unacked_bytes += seg.len as u64;
-            if self.unacked_bytes >= 2 * self.cfg.mss as u64 {
+            if self.unacked_bytes >= 2 * cfg.mss as u64 {
                 self.ack_now = true;
             } else if self.delack_deadline.is_none() {
-                self.delack_deadline = self.cfg.delayed_ack.map(|d| now + d).into();
+                self.delack_deadline = cfg.delayed_ack.map(|d| now + d).into();
             }
         }
     }
 
     fn absorb_in_order(&mut self) {
         let mut consumed = 0;
-        for &(s, e, _) in &self.ooo {
+        for &(s, e, _) in self.ooo.iter() {
             if s > self.rcv_nxt {
                 break;
             }
             self.rcv_nxt = self.rcv_nxt.max(e);
             consumed += 1;
         }
-        self.ooo.drain(..consumed);
+        self.ooo.drop_front(consumed);
     }
 
     /// Inserts `[start, end)` into the out-of-order set; returns how many of its
@@ -179,21 +255,21 @@ impl TcpReceiver {
             j += 1;
         }
         self.arrivals += 1;
-        self.ooo.splice(i..j, std::iter::once((start, end, self.arrivals)));
+        self.ooo.vec().splice(i..j, std::iter::once((start, end, self.arrivals)));
         overlap.min(len)
     }
 
     /// SACK blocks for the next ACK: the block holding the most recent
     /// out-of-order arrival first, then the others by recency (RFC 2018 §4);
     /// three fit beside the timestamps option, four without.
-    fn sack_blocks(&self) -> SackBlocks {
-        if !self.cfg.sack || self.ooo.is_empty() {
+    fn sack_blocks(&self, cfg: &TcpConfig) -> SackBlocks {
+        if !cfg.sack || self.ooo.is_empty() {
             return SackBlocks::NONE;
         }
-        let max = if self.cfg.timestamps { 3 } else { 4 };
+        let max = if cfg.timestamps { 3 } else { 4 };
         let mut recent: [(u64, u64, u64); 4] = [(0, 0, 0); 4];
         let mut n = 0;
-        for &r in &self.ooo {
+        for &r in self.ooo.iter() {
             // Keep the `max` most recent, newest first (insertion into a tiny array).
             let mut k = n.min(max);
             while k > 0 && recent[k - 1].2 < r.2 {
@@ -211,17 +287,17 @@ impl TcpReceiver {
     }
 
     /// The ACK to send, if one is due.
-    pub fn poll_transmit(&mut self, now: Time) -> Option<Segment> {
+    pub fn poll_transmit(&mut self, cfg: &TcpConfig, now: Time) -> Option<Segment> {
         if !self.ack_now {
             return None;
         }
-        Some(self.ack_segment(now))
+        Some(self.ack_segment(cfg, now))
     }
 
     /// An ACK segment with the current acknowledgement state, sent now (a
     /// connection piggybacks these fields on its data segments); clears any
     /// pending or delayed ACK.
-    pub fn ack_segment(&mut self, now: Time) -> Segment {
+    pub fn ack_segment(&mut self, cfg: &TcpConfig, now: Time) -> Segment {
         self.ack_now = false;
         self.unacked_bytes = 0;
         self.delack_deadline = OptTime::NONE;
@@ -232,17 +308,17 @@ impl TcpReceiver {
             ack: self.rcv_nxt,
             len: 0,
             flags: Flags::ACK,
-            window: self.advertised_window(),
-            timestamps: self.cfg.timestamps.then_some(Timestamps { val: now, ecr: self.ts_recent.get() }),
-            sack: self.sack_blocks(),
+            window: self.advertised_window(cfg),
+            timestamps: cfg.timestamps.then_some(Timestamps { val: now, ecr: self.ts_recent.get() }),
+            sack: self.sack_blocks(cfg),
         }
     }
 
     /// The receive window to advertise: the buffer less the out-of-order bytes
     /// it holds (in-order bytes go to the application at once).
-    pub fn advertised_window(&self) -> u64 {
+    pub fn advertised_window(&self, cfg: &TcpConfig) -> u64 {
         let held: u64 = self.ooo.iter().map(|&(s, e, _)| e - s).sum();
-        self.cfg.receive_window.saturating_sub(held)
+        cfg.receive_window.saturating_sub(held)
     }
 
     /// Sets TS.Recent from a handshake segment (a SYN's TSval).

@@ -1,6 +1,8 @@
 //! Selective acknowledgements: the SACK option (RFC 2018) and the sender's
 //! scoreboard for SACK-based loss recovery (RFC 6675).
 
+use super::thin_vec::ThinVec;
+
 /// Up to four SACK blocks, stored relative to the segment's cumulative ACK
 /// (the option carries 32-bit edges; at most 3 blocks fit beside timestamps).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -54,14 +56,15 @@ impl SackBlocks {
 /// SACKed ranges.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Scoreboard {
-    sacked: Vec<(u64, u64)>,
+    /// Thin: every ACK reads it, and it holds nothing unless segments are lost.
+    sacked: ThinVec<(u64, u64)>,
 }
 
 impl Scoreboard {
     /// Drops what the cumulative ACK covers and records the SACK blocks.
     pub fn update(&mut self, ack: u64, blocks: impl Iterator<Item = (u64, u64)>) {
         let first_kept = self.sacked.partition_point(|&(_, e)| e <= ack);
-        self.sacked.drain(..first_kept);
+        self.sacked.drop_front(first_kept);
         if let Some(first) = self.sacked.first_mut() {
             first.0 = first.0.max(ack);
         }
@@ -81,7 +84,7 @@ impl Scoreboard {
             e = e.max(self.sacked[j].1);
             j += 1;
         }
-        self.sacked.splice(i..j, std::iter::once((s, e)));
+        self.sacked.vec().splice(i..j, std::iter::once((s, e)));
     }
 
     /// RFC 6675 IsLost, as a boundary: every unSACKed byte below the returned
@@ -119,7 +122,7 @@ impl Scoreboard {
     /// `mss` bytes long (RFC 6675 NextSeg rules 1 and 3).
     pub fn next_unsacked(&self, from: u64, limit: u64, mss: u32) -> Option<(u64, u32)> {
         let mut s = from;
-        for &(a, b) in &self.sacked {
+        for &(a, b) in self.sacked.iter() {
             if b <= s {
                 continue;
             }
@@ -160,9 +163,9 @@ mod tests {
     fn the_scoreboard_merges_blocks_and_forgets_what_the_ack_covers() {
         let mut b = board(&[(3000, 4000), (5000, 6000)]);
         b.update(0, [(4000, 5000)].into_iter());
-        assert_eq!(b.sacked, vec![(3000, 6000)]);
+        assert_eq!(&*b.sacked, &[(3000, 6000)]);
         b.update(3500, std::iter::empty());
-        assert_eq!(b.sacked, vec![(3500, 6000)]);
+        assert_eq!(&*b.sacked, &[(3500, 6000)]);
         b.update(6000, std::iter::empty());
         assert!(b.sacked.is_empty());
     }

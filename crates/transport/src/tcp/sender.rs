@@ -97,9 +97,6 @@ pub struct TcpSender {
     app_end: u64,
     peer_window: u64,
     rto_deadline: OptTime,
-    /// With a window below one segment (TCP Nice): the earliest time the next
-    /// lone segment may leave, one segment per `srtt x mss / cwnd`.
-    paced_until: OptTime,
     /// End of the last segment sent shorter than the MSS (Linux `snd_sml`).
     snd_sml: u64,
     /// `Some(recover)` while in fast recovery (RFC 6582).
@@ -118,6 +115,9 @@ pub struct TcpSender {
     cc: Controller,
     w: Window,
     rtt: RttEstimator,
+    /// With a window below one segment (TCP Nice): the earliest time the next
+    /// lone segment may leave, one segment per `srtt x mss / cwnd`.
+    paced_until: OptTime,
     // ---- loss recovery only
     /// Highest byte sent when loss was last handled; duplicate ACKs at or below it
     /// do not start a new fast retransmit (RFC 6582 §3.2 step 1).
@@ -131,7 +131,8 @@ impl TcpSender {
     /// Bytes from its start that a segment acknowledging nothing new reads of
     /// a sender: the first part and the controller's tag. For prefetching.
     pub const ACK_PART: usize = std::mem::offset_of!(TcpSender, cc) + 8;
-    /// Bytes from its start that anything but loss recovery reads.
+    /// Bytes from its start that anything but loss recovery (and TCP Nice's
+    /// pacing) reads.
     pub const HOT_PART: usize = std::mem::offset_of!(TcpSender, recover);
 
     pub fn new(cfg: impl Into<Arc<TcpConfig>>, cc: impl Into<Controller>) -> Self {
@@ -504,6 +505,12 @@ impl TcpSender {
         self.rtt.on_timeout();
         self.rto_deadline = OptTime::some(now + self.rtt.rto(&self.cfg));
         self.enforce_no_slow_start();
+    }
+
+    /// The configuration (a connection shares it with its receiving half).
+    #[inline]
+    pub fn config(&self) -> &TcpConfig {
+        &self.cfg
     }
 
     /// Congestion window and ssthresh (bytes).
