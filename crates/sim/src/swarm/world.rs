@@ -450,7 +450,8 @@ impl SwarmWorld {
             }
             match ev {
                 Ev::PathLane { lane } => {
-                    let ((_, x), next) = self.lanes.pop(lane as usize).expect("a scheduled lane has a head");
+                    let x = *self.lanes.get(lane as usize, 0).expect("a scheduled lane has a head");
+                    let next = self.lanes.advance(lane as usize);
                     if let Some(t) = next {
                         self.q.schedule_head(t, Ev::PathLane { lane });
                     }
@@ -474,7 +475,8 @@ impl SwarmWorld {
                     self.hop(now, x);
                 }
                 Ev::HostLane { host } => {
-                    let ((_, x), next) = self.host_lanes.pop(host as usize).expect("a scheduled lane has a head");
+                    let x = *self.host_lanes.get(host as usize, 0).expect("a scheduled lane has a head");
+                    let next = self.host_lanes.advance(host as usize);
                     if let Some(t) = next {
                         self.q.schedule_head(t, Ev::HostLane { host });
                     }
