@@ -444,13 +444,15 @@ impl TcpSender {
                 self.enter_fast_recovery();
             }
         }
+        // `recover` is asked last: it lives with the loss-recovery fields, in
+        // a line that an ACK with nothing lost need not read.
         if self.cfg.sack
             && self.recovery.is_none()
             && self.rto_recovery.is_none()
             && self.snd_max > self.snd_una
-            && self.recover.get().is_none_or(|r| ack > r)
             && (self.dupacks >= self.cfg.dupack_threshold
                 || self.scoreboard.lost_boundary(self.cfg.dupack_threshold, self.cfg.mss).is_some())
+            && self.recover.get().is_none_or(|r| ack > r)
         {
             self.enter_fast_recovery();
         }
