@@ -209,7 +209,10 @@ impl TcpConnection {
 
     /// The next segment to send, if any.
     pub fn poll_transmit(&mut self, now: Time) -> Option<Segment> {
-        if std::mem::take(&mut self.rst_pending) {
+        // Tested before cleared: an unconditional clear would dirty the
+        // connection's first line on every call, to be written back later.
+        if self.rst_pending {
+            self.rst_pending = false;
             self.state = TcpState::Reset;
             let mut rst = self.blank(now, Flags::RST, self.tx.snd_max());
             rst.timestamps = None; // Linux sends RSTs without options
