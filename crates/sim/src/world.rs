@@ -284,7 +284,8 @@ impl World {
             }
             match ev {
                 Ev::Lane { lane } => {
-                    let ((_, x), next) = self.lanes.pop(lane as usize).expect("a scheduled lane has a head");
+                    let x = *self.lanes.get(lane as usize, 0).expect("a scheduled lane has a head");
+                    let next = self.lanes.advance(lane as usize);
                     if let Some(t) = next {
                         self.q.schedule_head(t, Ev::Lane { lane });
                     }
