@@ -94,10 +94,11 @@ mod tests {
             // SAFETY: `Controller` is `repr(u8)`: its first byte is the tag.
             unsafe { *(c as *const Controller as *const u8) }
         };
-        let built: Vec<u8> = [CcConfig::NewReno, CcConfig::Cubic(Default::default()), CcConfig::Ledbat(Default::default())]
-            .iter()
-            .map(|cfg| first(&cfg.build()))
-            .collect();
+        let built: Vec<u8> =
+            [CcConfig::NewReno, CcConfig::Cubic(Default::default()), CcConfig::Ledbat(Default::default())]
+                .iter()
+                .map(|cfg| first(&cfg.build()))
+                .collect();
         assert_eq!(built, vec![0, 1, 5], "declaration order: NewReno, Cubic, ..., Ledbat");
     }
 

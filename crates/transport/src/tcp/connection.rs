@@ -72,15 +72,7 @@ impl TcpConnection {
     pub const DATA_PART: usize = std::mem::offset_of!(TcpConnection, tx) + TcpSender::ACK_PART;
     /// Bytes from its start that anything but loss recovery and the handshake reads.
     pub const HOT_PART: usize = std::mem::offset_of!(TcpConnection, tx) + TcpSender::HOT_PART;
-}
 
-// A data segment reads four cache lines of its endpoint, anything else but
-// loss recovery and the handshake seven: a layout change that spills either
-// does not compile.
-const _: () = assert!(TcpConnection::DATA_PART <= 4 * 64, "DATA_PART spills into a fifth line");
-const _: () = assert!(TcpConnection::HOT_PART <= 7 * 64, "HOT_PART spills into an eighth line");
-
-impl TcpConnection {
     fn new(cfg: Arc<TcpConfig>, cc: impl Into<Controller>, state: TcpState) -> Self {
         TcpConnection {
             fin_rto: cfg.initial_rto,
@@ -360,6 +352,12 @@ impl TcpConnection {
         self.rx.handle_timeout(now);
     }
 }
+
+// A data segment reads four cache lines of its endpoint, anything else but
+// loss recovery and the handshake seven: a layout change that spills either
+// does not compile.
+const _: () = assert!(TcpConnection::DATA_PART <= 4 * 64, "DATA_PART spills into a fifth line");
+const _: () = assert!(TcpConnection::HOT_PART <= 7 * 64, "HOT_PART spills into an eighth line");
 
 #[cfg(test)]
 mod layout_tests {
