@@ -9,6 +9,13 @@ change from noise takes about 40 rounds of a run that lasts about a second.
 
     python3 bench/ab.py OLD_RUNNER NEW_RUNNER                 # 3 MB E0 variant, 40 rounds
     python3 bench/ab.py OLD NEW --size "10 MB" --rounds 12
+    python3 bench/ab.py OLD NEW --size "" --rounds 6 --together   # full size, side by side
+
+`--together` runs A and B at the same time, one per core, swapping the cores
+each round. The host's slow phases are phases of its memory system (shared
+with other tenants), and a phase can change within a round of runs one after
+the other; runs side by side share it. Each run is slower than alone, since
+the two share the last-level cache, so read the ratio, not the times.
 
 Build each runner with `cargo build --release -p torrentlab-sim --example
 bench` and copy `target/release/examples/bench` aside between builds.
@@ -44,6 +51,25 @@ def run(binary: Path, scenario: Path, core: list[str]) -> float:
     return time.perf_counter() - t
 
 
+def run_together(a: Path, b: Path, scenario: Path, swap: bool) -> tuple[float, float]:
+    """A and B at once, each pinned to a core of its own (swapped when `swap`)."""
+    cores = ["0", "1"] if not swap else ["1", "0"]
+    procs = []
+    for binary, c in zip((a, b), cores):
+        pin = ["taskset", "-c", c] if shutil.which("taskset") else []
+        procs.append((subprocess.Popen([*pin, str(binary), str(scenario)], stdout=subprocess.DEVNULL),
+                      time.perf_counter()))
+    took = [0.0, 0.0]
+    while not all(took):
+        for i, (p, t0) in enumerate(procs):
+            if not took[i] and p.poll() is not None:
+                if p.returncode != 0:
+                    sys.exit(f"{(a, b)[i]} exited with {p.returncode}")
+                took[i] = time.perf_counter() - t0
+        time.sleep(0.005)
+    return took[0], took[1]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("a", type=Path, help="runner A (the baseline)")
@@ -51,16 +77,23 @@ def main() -> int:
     ap.add_argument("--scenario", type=Path, default=SCENARIO)
     ap.add_argument("--size", default="3 MB", help='torrent size to run instead of the scenario\'s ("" keeps it)')
     ap.add_argument("--rounds", type=int, default=40)
+    ap.add_argument("--together", action="store_true", help="run A and B at the same time, one per core")
     args = ap.parse_args()
     if args.rounds < 2:
         sys.exit("--rounds: at least 2")
+    if args.together and (os.cpu_count() or 1) < 2:
+        sys.exit("--together: needs two cores")
     last = str((os.cpu_count() or 1) - 1)
     core = ["taskset", "-c", last] if shutil.which("taskset") else []
     ta, tb = [], []
     with tempfile.TemporaryDirectory() as tmp:
         scenario = scaled_scenario(args.scenario, args.size or None, Path(tmp))
         for i in range(args.rounds):
-            if i % 2 == 0:
+            if args.together:
+                x, y = run_together(args.a, args.b, scenario, swap=i % 2 == 1)
+                ta.append(x)
+                tb.append(y)
+            elif i % 2 == 0:
                 ta.append(run(args.a, scenario, core))
                 tb.append(run(args.b, scenario, core))
             else:
