@@ -3,12 +3,14 @@
 //! [`crate::EventQueue`].
 //!
 //! Time is cut into buckets of `2^SHIFT` ns. The bucket being served is a
-//! small binary heap; the next `BUCKETS - 1` buckets are unsorted vectors in a
+//! small sorted vector; the next `BUCKETS - 1` buckets are unsorted vectors in a
 //! ring, with a bitmap of the non-empty ones; keys beyond that window wait in
 //! a binary heap and move into the ring as the window reaches them. Most
 //! events of a simulation are due within a few hundred milliseconds, so a
-//! push is an append and a pop works on a heap of the few keys of one
-//! bucket, instead of on a heap of every pending event.
+//! push is an append and a pop takes the last key of one bucket's sorted
+//! few, instead of working on a heap of every pending event. Because the
+//! served bucket is sorted, the keys a few pops ahead are known
+//! ([`CalendarQueue::ahead`]), so their owners' state can be loaded early.
 //!
 //! Keys leave in exactly ascending order, like a heap's: buckets are disjoint
 //! time ranges served in order, and keys within the bucket being served are
@@ -19,7 +21,7 @@ use std::collections::BinaryHeap;
 
 /// log2 of the bucket width in ns: 2^21 ns is about 2.1 ms. Wider buckets
 /// mean fewer of them to touch (each a small vector of its own) at the cost
-/// of a larger heap for the one being served. On the E0 benchmark swarm
+/// of more keys to sort in the one being served. On the E0 benchmark swarm
 /// (about 24 events per 2.1 ms; its 3 MB variant, paired runs) 2.1 ms
 /// buckets took 0.968x the time of 1.05 ms ones, with 1 % more instructions
 /// (BENCHMARKS.md, eighth session).
@@ -36,11 +38,12 @@ fn bucket(k: u128) -> u64 {
 
 /// Keys in ascending order, for keys never below the last one popped.
 pub(crate) struct CalendarQueue {
-    /// The bucket being served (absolute bucket number `cur`), as a heap.
-    current: BinaryHeap<Reverse<u128>>,
+    /// The bucket being served (absolute bucket number `cur`), sorted in
+    /// descending order: the next key is the last.
+    current: Vec<u128>,
     cur: u64,
     /// Bucket `b` in `(cur, cur + BUCKETS)` waits unsorted at `ring[b & MASK]`.
-    ring: Vec<Vec<Reverse<u128>>>,
+    ring: Vec<Vec<u128>>,
     /// Bit `i`: `ring[i]` is not empty.
     occupied: [u64; WORDS],
     in_ring: usize,
@@ -52,7 +55,7 @@ pub(crate) struct CalendarQueue {
 impl Default for CalendarQueue {
     fn default() -> Self {
         CalendarQueue {
-            current: BinaryHeap::with_capacity(64),
+            current: Vec::with_capacity(64),
             cur: 0,
             ring: (0..BUCKETS).map(|_| Vec::new()).collect(),
             occupied: [0; WORDS],
@@ -76,8 +79,8 @@ impl CalendarQueue {
         let b = bucket(k);
         if b <= self.cur {
             // The bucket being served, or (a key from a lane head popped
-            // before this bucket's keys) an earlier one: the heap orders both.
-            self.current.push(Reverse(k));
+            // before this bucket's keys) an earlier one: both go in order.
+            self.serve(k);
         } else if b < self.cur + BUCKETS as u64 {
             self.ring_push(b, k);
         } else {
@@ -88,28 +91,43 @@ impl CalendarQueue {
     #[inline]
     fn ring_push(&mut self, b: u64, k: u128) {
         let i = (b & MASK) as usize;
-        self.ring[i].push(Reverse(k));
+        self.ring[i].push(k);
         self.occupied[i / 64] |= 1 << (i % 64);
         self.in_ring += 1;
     }
 
-    /// The first few keys of the bucket being served, in heap order: the
-    /// next key is the first, and the one after it is among the first three
-    /// (unless more are pushed). Empty when the served bucket is.
+    /// Inserts `k` into the bucket being served, in order.
     #[inline]
-    pub fn next_few(&self) -> &[Reverse<u128>] {
+    fn serve(&mut self, k: u128) {
+        let at = self.current.partition_point(|&x| x > k);
+        self.current.insert(at, k);
+    }
+
+    /// The next three keys of the bucket being served (fewer if it holds
+    /// fewer), in descending order: the last is the one [`Self::pop`]
+    /// returns next. Keys pushed later may come between them.
+    #[inline]
+    pub fn next_few(&self) -> &[u128] {
         let s = self.current.as_slice();
-        &s[..s.len().min(3)]
+        &s[s.len().saturating_sub(3)..]
+    }
+
+    /// The key `n` pops after the next one, if the bucket being served holds
+    /// it (`ahead(0)` is the next key). Keys pushed later may come between.
+    #[inline]
+    pub fn ahead(&self, n: usize) -> Option<u128> {
+        let i = self.current.len().checked_sub(n + 1)?;
+        Some(self.current[i])
     }
 
     /// The smallest key, if any.
     pub fn peek(&self) -> Option<u128> {
-        if let Some(Reverse(k)) = self.current.peek() {
-            return Some(*k);
+        if let Some(&k) = self.current.last() {
+            return Some(k);
         }
         if self.in_ring > 0 {
             let i = self.next_occupied();
-            return self.ring[i].iter().map(|r| r.0).min();
+            return self.ring[i].iter().copied().min();
         }
         self.far.peek().map(|r| r.0)
     }
@@ -122,7 +140,7 @@ impl CalendarQueue {
         if self.current.is_empty() && !self.advance() {
             return None;
         }
-        self.current.peek().map(|r| r.0)
+        self.current.last().copied()
     }
 
     #[inline]
@@ -131,7 +149,7 @@ impl CalendarQueue {
             return None;
         }
         self.len -= 1;
-        self.current.pop().map(|r| r.0)
+        self.current.pop()
     }
 
     /// Ring slot of the first non-empty bucket after `cur`. Needs `in_ring > 0`.
@@ -168,10 +186,11 @@ impl CalendarQueue {
         if self.occupied[i / 64] & (1 << (i % 64)) != 0 {
             self.occupied[i / 64] &= !(1 << (i % 64));
             self.in_ring -= self.ring[i].len();
-            let keys = std::mem::take(&mut self.ring[i]);
-            // Heapify the bucket; the emptied heap's buffer goes back to the ring.
-            let served = std::mem::replace(&mut self.current, BinaryHeap::from(keys));
-            self.ring[i] = served.into_vec();
+            let mut keys = std::mem::take(&mut self.ring[i]);
+            // Keys are unique (they hold a sequence number): an unstable sort
+            // gives the one order. The emptied buffer goes back to the ring.
+            keys.sort_unstable_by(|a, b| b.cmp(a));
+            self.ring[i] = std::mem::replace(&mut self.current, keys);
         }
         // The window moved: far keys it now covers join their buckets.
         while let Some(&Reverse(k)) = self.far.peek() {
@@ -181,7 +200,7 @@ impl CalendarQueue {
             }
             self.far.pop();
             if fb == self.cur {
-                self.current.push(Reverse(k));
+                self.serve(k);
             } else {
                 self.ring_push(fb, k);
             }
@@ -193,9 +212,9 @@ impl CalendarQueue {
     /// rebuilds the order. For renumbering, rarely.
     pub fn rewrite(&mut self, f: impl FnOnce(&mut Vec<u128>)) {
         let mut all: Vec<u128> = Vec::with_capacity(self.len);
-        all.extend(self.current.drain().map(|r| r.0));
+        all.append(&mut self.current);
         for v in &mut self.ring {
-            all.extend(v.drain(..).map(|r| r.0));
+            all.append(v);
         }
         all.extend(self.far.drain().map(|r| r.0));
         self.occupied = [0; WORDS];
@@ -281,9 +300,12 @@ mod tests {
             q.push(k(t, i as u64));
         }
         q.pop();
-        while let Some(&Reverse(next)) = q.next_few().first() {
+        while let Some(&next) = q.next_few().last() {
             assert!(q.next_few().len() <= 3);
+            assert_eq!(q.ahead(0), Some(next));
+            let after = q.ahead(1);
             assert_eq!(q.pop(), Some(next));
+            assert_eq!(q.ahead(0), after, "ahead(1) is the key after the next");
         }
         assert_eq!(q.pop(), Some(k(width * 5, 4)), "a later bucket is served once this one is empty");
     }

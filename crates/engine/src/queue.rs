@@ -167,6 +167,17 @@ impl<E: Packed> EventQueue<E> {
         .map(key_time)
     }
 
+    /// The event `n` places after the next one in the calendar's bucket being
+    /// served (`0`: the next of them), with its time, if that bucket holds it
+    /// and it rides in its key. Lane heads and keys pushed later may come between: a hint for
+    /// loading what the event will read, never a promise of what pops next.
+    #[inline]
+    pub fn calendar_ahead(&self, n: usize) -> Option<(Time, E)> {
+        let k = self.keys.ahead(n)?;
+        let low = key_low(k);
+        (low & PACKED != 0).then(|| (key_time(k), E::unpack(low & !PACKED)))
+    }
+
     /// Removes and returns the earliest event, advancing the current time to it.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
@@ -188,8 +199,8 @@ impl<E: Packed> EventQueue<E> {
         self.free.push(low);
         // The events of the next pops are known: start loading the slab
         // entries among them, which are scattered, while this one is handled.
-        for r in self.keys.next_few() {
-            let low = key_low(r.0);
+        for &k in self.keys.next_few() {
+            let low = key_low(k);
             if low & PACKED == 0 {
                 if let Some(e) = self.slab.get(low as usize) {
                     crate::prefetch::prefetch(e);
@@ -279,6 +290,23 @@ mod tests {
         let order: Vec<_> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
         assert_eq!(order, vec![Mixed::Small(0), Mixed::Small(PACKED - 1), Mixed::Big(7)]);
         assert_eq!(q.free, vec![0], "the parked event's slot is free again");
+    }
+
+    #[test]
+    fn calendar_ahead_shows_the_packed_events_that_pop_next_from_the_calendar() {
+        let mut q = EventQueue::new();
+        q.schedule(Time(9), Mixed::Small(3));
+        q.schedule(Time(4), Mixed::Small(1));
+        q.schedule(Time(4), Mixed::Big(2));
+        q.schedule_head(Time(1), Mixed::Small(0)); // a lane head: not in the calendar
+        assert_eq!(q.pop(), Some((Time(1), Mixed::Small(0))));
+        // The calendar now serves its bucket: 1, then the parked 2, then 3.
+        assert_eq!(q.calendar_ahead(0), Some((Time(4), Mixed::Small(1))));
+        assert_eq!(q.calendar_ahead(1), None, "a parked event is not shown");
+        assert_eq!(q.calendar_ahead(2), Some((Time(9), Mixed::Small(3))));
+        assert_eq!(q.calendar_ahead(3), None);
+        assert_eq!(q.pop(), Some((Time(4), Mixed::Small(1))));
+        assert_eq!(q.calendar_ahead(1), Some((Time(9), Mixed::Small(3))));
     }
 
     #[test]

@@ -291,6 +291,14 @@ const LANE_AHEAD: usize = 12;
 /// for a packet that will complete a frame: by then the connection's lines,
 /// asked for at [`LOOKAHEAD`], have arrived and say where the client's is.
 const CLIENT_AHEAD: usize = 3;
+/// How many events ahead in the calendar's bucket being served (timers of
+/// endpoints and clients: about every other event) to ask for an endpoint
+/// timer's line: most of these events only check it (the deadline has gone
+/// or moved on).
+const TIMER_AHEAD: usize = 4;
+/// How many events ahead in the calendar to ask for the connection and
+/// endpoint of a timer that will be due.
+const DUE_AHEAD: usize = 1;
 
 /// Starts loading what a packet for side `s` of connection `ci`, or a write
 /// by that side, reads first: the connection's first three lines (shared
@@ -483,6 +491,7 @@ impl SwarmWorld {
                     self.hop(now, x);
                 }
                 Ev::EpTimer { conn, side, tag } => {
+                    self.prefetch_calendar();
                     // Every change of an endpoint's deadline goes through `drive`.
                     match self.conns[conn as usize].timer[side as usize].fire_following(tag, now) {
                         Firing::Stale => {}
@@ -494,6 +503,7 @@ impl SwarmWorld {
                     }
                 }
                 Ev::ClientTimer { peer, tag } => {
+                    self.prefetch_calendar();
                     if self.peers[peer as usize].timer.fire(tag, now) {
                         self.with_client(now, peer, |c, io| c.handle_timeout(now, io));
                     }
@@ -536,6 +546,27 @@ impl SwarmWorld {
             }
         }
         progress(self.end);
+    }
+
+    /// Starts loading what the endpoint timer events a few places ahead in
+    /// the calendar will read: the timer's line [`TIMER_AHEAD`] events
+    /// ahead; and [`DUE_AHEAD`] ahead, where that line has arrived, the
+    /// connection and endpoint if the timer will be due (a delayed ACK or a
+    /// retransmission to send). A hint: results never depend on it.
+    #[inline]
+    fn prefetch_calendar(&self) {
+        if let Some((_, Ev::EpTimer { conn, side, .. })) = self.q.calendar_ahead(TIMER_AHEAD) {
+            if let Some(c) = self.conns.get(conn as usize) {
+                prefetch::prefetch(&c.timer[side as usize]);
+            }
+        }
+        if let Some((at, Ev::EpTimer { conn, side, tag })) = self.q.calendar_ahead(DUE_AHEAD) {
+            if let Some(c) = self.conns.get(conn as usize) {
+                if c.timer[side as usize].would_be_due(tag, at) {
+                    prefetch_end(&self.conns, conn as usize, side as usize, false);
+                }
+            }
+        }
     }
 
     /// Starts loading the receiving client's state for `pkt`'s connection
