@@ -112,8 +112,9 @@ impl CalendarQueue {
         &s[s.len().saturating_sub(3)..]
     }
 
-    /// The key `n` pops after the next one, if the bucket being served holds
-    /// it (`ahead(0)` is the next key). Keys pushed later may come between.
+    /// The `n`-th key from the front of the bucket being served, if it holds
+    /// that many (`ahead(0)` is the key [`Self::pop`] returns next). Keys
+    /// pushed later may come before it.
     #[inline]
     pub fn ahead(&self, n: usize) -> Option<u128> {
         let i = self.current.len().checked_sub(n + 1)?;

@@ -167,10 +167,11 @@ impl<E: Packed> EventQueue<E> {
         .map(key_time)
     }
 
-    /// The event `n` places after the next one in the calendar's bucket being
-    /// served (`0`: the next of them), with its time, if that bucket holds it
-    /// and it rides in its key. Lane heads and keys pushed later may come between: a hint for
-    /// loading what the event will read, never a promise of what pops next.
+    /// The `n`-th event from the front of the calendar's bucket being served
+    /// (`0`: its front), with its time, if that bucket holds it and it rides
+    /// in its key. Lane heads and keys pushed later may come before it: a
+    /// hint for loading what the event will read, never a promise of what
+    /// pops next.
     #[inline]
     pub fn calendar_ahead(&self, n: usize) -> Option<(Time, E)> {
         let k = self.keys.ahead(n)?;
