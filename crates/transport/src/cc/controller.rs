@@ -14,10 +14,11 @@ use super::{AckSample, CongestionControl, Cubic, Ledbat, Lp, NewReno, Nice, Vega
 
 /// One of the built-in controllers, or any other behind a box.
 ///
-/// `repr(u8)`: the tag is the first byte (RFC 2195 layout), so that a sender
-/// can keep it in the cache lines every segment reads
-/// (`TcpSender::ACK_PART`). Left to itself, the compiler put it in a niche
-/// 114 bytes in, and every ACK, even one of nothing new, missed on that line.
+/// `repr(u8)`: the tag is the first byte (the primitive-representation layout
+/// of Rust's enums, Rust RFC 2195), so that a sender can keep it in the cache
+/// lines every segment reads (`TcpSender::ACK_PART`). Left to itself, the
+/// compiler put it in a niche 114 bytes in, and every ACK, even one of
+/// nothing new, missed on that line.
 #[repr(u8)]
 pub enum Controller {
     NewReno(NewReno),
