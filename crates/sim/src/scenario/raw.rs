@@ -139,6 +139,7 @@ params!(
         tso: bool,
         handshake: bool,
         nagle: bool,
+        cwnd_validation: bool,
     }
 );
 

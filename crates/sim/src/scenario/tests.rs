@@ -289,3 +289,22 @@ fn tso_allows_whole_segments_in_a_64_kib_packet() {
     assert_eq!(s.flows[0].tcp.tso_max, Some(45 * 1448));
     assert_eq!(parse(GOOD).unwrap().flows[0].tcp.tso_max, None);
 }
+
+#[test]
+fn window_validation_follows_the_preset_unless_a_flow_sets_it() {
+    let text = GOOD.replace(
+        "[[flows]]\ncc = \"newreno\"",
+        "[tcp]\npreset = \"linux\"\n\n[[flows]]\ncc = \"newreno\"\ntcp = { cwnd_validation = false }",
+    );
+    let s = parse(&text).unwrap();
+    assert!(!s.flows[0].tcp.cwnd_validation, "the flow's own setting");
+    assert!(s.flows[1].tcp.cwnd_validation, "the linux preset validates");
+    assert!(!parse(GOOD).unwrap().flows[0].tcp.cwnd_validation, "the rfc preset does not");
+}
+
+#[test]
+fn a_receive_window_beyond_tcps_largest_is_rejected() {
+    let e = bad("cc = \"newreno\"", "cc = \"newreno\"\ntcp = { receive_window = \"2 GiB\" }");
+    assert_eq!(e.field, "flows[0].tcp.receive_window");
+    assert!(e.message.contains("1 GiB"), "{}", e.message);
+}

@@ -232,6 +232,7 @@ fn has_field(t: &RawTcp, field: &str) -> bool {
         "tso" => t.tso.is_some(),
         "handshake" => t.handshake.is_some(),
         "nagle" => t.nagle.is_some(),
+        "cwnd_validation" => t.cwnd_validation.is_some(),
         _ => false,
     }
 }
@@ -325,6 +326,9 @@ pub(super) fn tcp_config(cx: &Ctx, t: &RawTcp, at: &dyn Fn(&str) -> String) -> R
     if let Some(h) = t.handshake {
         c.handshake = h;
     }
+    if let Some(v) = t.cwnd_validation {
+        c.cwnd_validation = v;
+    }
     if let Some(n) = t.nagle {
         c.nagle = n;
     }
@@ -336,6 +340,9 @@ pub(super) fn tcp_config(cx: &Ctx, t: &RawTcp, at: &dyn Fn(&str) -> String) -> R
     if let Some(w) = t.receive_window {
         if w.0 < c.mss as u64 {
             return Err(cx.err(at("receive_window"), format!("must hold at least one segment ({} bytes)", c.mss)));
+        }
+        if w.0 > 1 << 30 {
+            return Err(cx.err(at("receive_window"), "is larger than TCP's largest window, 1 GiB (RFC 7323 §2.3)"));
         }
         c.receive_window = w.0;
     }

@@ -161,13 +161,23 @@ impl CongestionControl for Cubic {
         }
     }
 
+    /// Linux `cubictcp_cong_avoid`, which leaves a window that is not in use
+    /// alone. HyStart runs from Linux's `cubictcp_acked`, whatever the window's
+    /// use, but only from 16 segments (`hystart_low_window`): below that, an
+    /// ACK to a sender that is not using its window changes nothing.
     fn on_ack(&mut self, w: &mut Window, s: &AckSample) {
+        let low = w.cwnd < HYSTART_LOW_WINDOW * w.mss as u64;
+        if s.app_limited && (low || !w.in_slow_start()) {
+            return;
+        }
         if w.in_slow_start() {
             if self.cfg.hystart && self.hystart_exit(w, s) {
                 w.ssthresh = w.cwnd;
                 return;
             }
-            reno_increase(w, s.bytes_acked, &mut self.acked_in_ss);
+            if !s.app_limited {
+                reno_increase(w, s.bytes_acked, &mut self.acked_in_ss);
+            }
             return;
         }
         let mss = w.mss as f64;
@@ -230,6 +240,25 @@ mod tests {
             bytes_acked: MSS as u64,
             rtt: Some(Duration::from_millis(100)),
             ..AckSample::default()
+        }
+    }
+
+    #[test]
+    fn an_ack_to_a_sender_not_using_its_window_moves_nothing_below_hystarts_low_window() {
+        let mut c = Cubic::new(CubicConfig::default());
+        let limited = AckSample { app_limited: true, ..ack_at(0) };
+        for (cwnd, ssthresh) in [(10, u64::MAX), (40, 20_000)] {
+            let mut w = Window { cwnd: cwnd * MSS as u64, ssthresh, mss: MSS };
+            let before = w;
+            for i in 0..50 {
+                let s = AckSample { now: Time(i * 10_000_000), ..limited };
+                c.on_sample(&s);
+                c.on_ack(&mut w, &s);
+            }
+            assert_eq!(w, before, "slow start below 16 segments, or congestion avoidance");
+            let s = ack_at(600);
+            c.on_ack(&mut w, &s);
+            assert!(w.cwnd > before.cwnd, "an ACK to a sender using its window grows it");
         }
     }
 

@@ -111,7 +111,8 @@ impl CongestionControl for Lp {
                 return;
             }
         }
-        if !self.within_inference {
+        // Linux `tcp_lp_cong_avoid`: `tcp_reno_cong_avoid` outside the inference time.
+        if !self.within_inference && !s.app_limited {
             reno_increase(w, s.bytes_acked, &mut self.acked);
         }
     }

@@ -63,6 +63,11 @@ pub struct AckSample {
     pub one_way_delay: Option<Duration>,
     /// Bytes in flight before this ACK.
     pub bytes_in_flight: u64,
+    /// The sender is not using its window (the application or the
+    /// receiver's window holds it back: Linux `!tcp_is_cwnd_limited`, see
+    /// `TcpConfig::cwnd_validation`). Controllers built on Linux's
+    /// `tcp_reno_cong_avoid` or CUBIC's then leave the window as it is.
+    pub app_limited: bool,
 }
 
 /// The hooks a congestion controller implements.

@@ -32,8 +32,11 @@ impl CongestionControl for NewReno {
         "newreno"
     }
 
+    /// Linux `tcp_reno_cong_avoid`: nothing while the window is not in use.
     fn on_ack(&mut self, w: &mut Window, s: &AckSample) {
-        reno_increase(w, s.bytes_acked, &mut self.acked_in_ca);
+        if !s.app_limited {
+            reno_increase(w, s.bytes_acked, &mut self.acked_in_ca);
+        }
     }
 }
 

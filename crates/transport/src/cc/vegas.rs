@@ -95,7 +95,11 @@ impl Vegas {
     pub(crate) fn round(&mut self, w: &mut Window, s: &AckSample) {
         let mss = w.mss as u64;
         if self.rounds.samples_in_round <= 2 {
-            reno_increase(w, s.bytes_acked, &mut self.acked);
+            // Too few samples: Linux falls back to `tcp_reno_cong_avoid`,
+            // which leaves a window that is not in use alone.
+            if !s.app_limited {
+                reno_increase(w, s.bytes_acked, &mut self.acked);
+            }
         } else if let Some((diff, target)) = self.diff(w) {
             if w.in_slow_start() {
                 if diff > self.cfg.gamma {

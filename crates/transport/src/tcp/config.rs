@@ -60,6 +60,14 @@ pub struct TcpConfig {
     /// `tcp_nagle_check`): a segment shorter than the MSS waits while an
     /// earlier short segment is unacknowledged. Off: `TCP_NODELAY`.
     pub nagle: bool,
+    /// Congestion window validation as Linux does it (`tcp_cwnd_validate`,
+    /// `tcp_is_cwnd_limited`; RFC 7661's rule, RFC 9438 §5.8 for CUBIC): an
+    /// ACK grows the window only while the sender is using it, i.e. the
+    /// flight reached the window in the current round, or, in slow start, the
+    /// window is below twice the round's largest flight. Off: every ACK of
+    /// new data grows the window however little of it the application fills
+    /// (RFC 5681 as written, and ns-3).
+    pub cwnd_validation: bool,
 }
 
 /// The largest TSO segment: 64 KiB of IP packet (Linux `GSO_MAX_SIZE`).
@@ -88,12 +96,14 @@ impl TcpConfig {
             tso_max: None,
             handshake: false,
             nagle: false,
+            cwnd_validation: false,
         }
     }
 
     /// Linux defaults: initial window 10 (RFC 6928), RTO >= SRTT + 200 ms,
     /// maximum RTO 120 s, delayed ACK 40 ms (`TCP_DELACK_MIN`), timestamps and
-    /// SACK on.
+    /// SACK on, and the window grows only while it is used
+    /// ([`TcpConfig::cwnd_validation`]).
     pub fn linux() -> Self {
         TcpConfig {
             initial_window: 10,
@@ -101,6 +111,7 @@ impl TcpConfig {
             max_rto: Duration::from_secs(120),
             rto_formula: RtoFormula::Linux,
             delayed_ack: Some(Duration::from_millis(40)),
+            cwnd_validation: true,
             ..Self::rfc()
         }
     }

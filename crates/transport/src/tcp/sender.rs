@@ -95,29 +95,39 @@ pub struct TcpSender {
     snd_max: u64,
     /// Bytes the application has written so far (the end of the stream to send).
     app_end: u64,
-    peer_window: u64,
+    /// The receiver's advertised window (bytes; TCP's largest is 2^30).
+    peer_window: u32,
+    /// Cwnd validation: the largest flight (bytes) of the current round
+    /// while the window was not filled (Linux `max_packets_out`, in bytes).
+    max_flight: u32,
     rto_deadline: OptTime,
     /// End of the last segment sent shorter than the MSS (Linux `snd_sml`).
     snd_sml: u64,
-    /// `Some(recover)` while in fast recovery (RFC 6582).
+    /// `Some(point)` while recovering from a loss: in fast recovery (RFC
+    /// 6582, `point` is `recover`), or, with SACK after a timeout
+    /// (`after_rto`), resending every unSACKed byte below `point`. The two
+    /// never overlap; read them through [`Self::fast_recovery`] and
+    /// [`Self::rto_recovery`].
     recovery: OptU64,
-    /// SACK: `Some(point)` while resending after a timeout: every unSACKed byte
-    /// below `point` counts as lost.
-    rto_recovery: OptU64,
+    /// Cwnd validation: the current round ends when `snd_una` reaches this
+    /// (Linux `cwnd_usage_seq`).
+    cwnd_usage_seq: u64,
     sent: Sent,
     dupacks: u32,
     /// A partial ACK has restarted the timer in this recovery already.
     partial_ack_seen: bool,
     retransmit_pending: bool,
+    /// Cwnd validation: the flight reached the window in the current round
+    /// (Linux `is_cwnd_limited`).
+    cwnd_limited: bool,
+    /// `recovery` is the resending after a timeout, not fast recovery.
+    after_rto: bool,
     /// SACK: what the receiver holds above `snd_una`.
     scoreboard: Scoreboard,
     // ---- what an ACK of new data updates
     cc: Controller,
     w: Window,
     rtt: RttEstimator,
-    /// With a window below one segment (TCP Nice): the earliest time the next
-    /// lone segment may leave, one segment per `srtt x mss / cwnd`.
-    paced_until: OptTime,
     // ---- loss recovery only
     /// Highest byte sent when loss was last handled; duplicate ACKs at or below it
     /// do not start a new fast retransmit (RFC 6582 §3.2 step 1).
@@ -125,6 +135,9 @@ pub struct TcpSender {
     /// SACK: the highest byte retransmitted in this recovery (RFC 6675 HighRxt).
     high_rxt: u64,
     losses: Losses,
+    /// With a window below one segment (TCP Nice): the earliest time the next
+    /// lone segment may leave, one segment per `srtt x mss / cwnd`.
+    paced_until: OptTime,
 }
 
 impl TcpSender {
@@ -132,7 +145,7 @@ impl TcpSender {
     /// a sender: the first part and the controller's tag. For prefetching.
     pub const ACK_PART: usize = std::mem::offset_of!(TcpSender, cc) + 8;
     /// Bytes from its start that anything but loss recovery (and TCP Nice's
-    /// pacing) reads.
+    /// pacing, which is last) reads.
     pub const HOT_PART: usize = std::mem::offset_of!(TcpSender, recover);
 
     pub fn new(cfg: impl Into<Arc<TcpConfig>>, cc: impl Into<Controller>) -> Self {
@@ -142,7 +155,10 @@ impl TcpSender {
         TcpSender {
             rtt: RttEstimator::new(),
             w: Window { cwnd: iw, ssthresh, mss: cfg.mss },
-            peer_window: cfg.receive_window,
+            peer_window: window_u32(cfg.receive_window),
+            max_flight: 0,
+            cwnd_limited: false,
+            cwnd_usage_seq: 0,
             cfg,
             cc: cc.into(),
             snd_una: 0,
@@ -156,7 +172,7 @@ impl TcpSender {
             retransmit_pending: false,
             scoreboard: Scoreboard::default(),
             high_rxt: 0,
-            rto_recovery: OptU64::NONE,
+            after_rto: false,
             rto_deadline: OptTime::NONE,
             paced_until: OptTime::NONE,
             snd_sml: 0,
@@ -212,7 +228,7 @@ impl TcpSender {
             srtt: self.rtt.srtt(),
             rttvar: self.rtt.rttvar(),
             rto: self.rtt.rto(&self.cfg),
-            in_recovery: self.recovery.is_some() || self.rto_recovery.is_some(),
+            in_recovery: self.recovery.is_some(),
             queuing_delay: self.cc.queuing_delay(),
         }
     }
@@ -260,7 +276,7 @@ impl TcpSender {
                 return Some(self.retransmit(now, seq, len));
             }
         }
-        let lost_below = match self.rto_recovery.get() {
+        let lost_below = match self.rto_recovery() {
             Some(point) => point,
             None => self.scoreboard.lost_boundary(self.cfg.dupack_threshold, mss).unwrap_or(self.snd_una),
         };
@@ -273,7 +289,7 @@ impl TcpSender {
         }
         if self.snd_nxt < self.app_end {
             let len = (self.app_end - self.snd_nxt).min(mss as u64);
-            if self.snd_nxt - self.snd_una + len <= self.peer_window && !self.nagle_holds(len) {
+            if self.snd_nxt - self.snd_una + len <= self.peer_window as u64 && !self.nagle_holds(len) {
                 let seq = self.snd_nxt;
                 self.account_send(now, seq, len as u32);
                 self.snd_nxt += len;
@@ -302,7 +318,7 @@ impl TcpSender {
     #[inline]
     pub fn poll_transmit(&mut self, now: Time) -> Option<Segment> {
         let mss = self.cfg.mss as u64;
-        if self.cfg.sack && (self.recovery.is_some() || self.rto_recovery.is_some()) {
+        if self.cfg.sack && self.recovery.is_some() {
             return self.sack_transmit(now);
         }
         if self.retransmit_pending {
@@ -319,7 +335,7 @@ impl TcpSender {
         }
         let mut len = (self.app_end - self.snd_nxt).min(mss);
         let flight = self.snd_nxt - self.snd_una;
-        let window = self.w.cwnd.min(self.peer_window);
+        let window = self.w.cwnd.min(self.peer_window as u64);
         if let Some(tso) = self.cfg.tso_max {
             // TSO: as many whole segments as the window and the data allow, in
             // one unit of up to `tso` payload bytes.
@@ -327,12 +343,18 @@ impl TcpSender {
             len = len.max(room / mss * mss);
         }
         if self.nagle_holds(len) {
+            if flight + len > self.w.cwnd {
+                self.validate_cwnd(flight, true); // Linux tests the window before Nagle
+            }
             return None;
         }
         if flight + len > window {
             // A window below one segment (TCP Nice) sends one segment every
             // `1/W` RTTs when nothing is in flight.
             if !(self.w.cwnd < mss && flight == 0) || self.paced_until.get().is_some_and(|t| now < t) {
+                if flight + len > self.w.cwnd {
+                    self.validate_cwnd(flight, true);
+                }
                 return None;
             }
             let srtt = self.rtt.srtt().unwrap_or(self.rtt.rto(&self.cfg));
@@ -346,7 +368,48 @@ impl TcpSender {
         if len < mss {
             self.snd_sml = self.snd_nxt;
         }
+        let flight = self.snd_nxt - self.snd_una;
+        self.validate_cwnd(flight, flight >= self.w.cwnd);
         Some(self.segment(now, seq, len as u32))
+    }
+
+    /// Linux `tcp_cwnd_validate` after new data went out (or the window held
+    /// it back, `limited`): a round (until `snd_una` passes the `snd_nxt` of
+    /// its start) remembers whether the flight filled the window, and
+    /// otherwise its largest flight.
+    #[inline]
+    fn validate_cwnd(&mut self, flight: u64, limited: bool) {
+        if !self.cfg.cwnd_validation {
+            return;
+        }
+        if self.snd_una >= self.cwnd_usage_seq || limited || (!self.cwnd_limited && flight > self.max_flight as u64) {
+            self.cwnd_limited = limited;
+            self.max_flight = window_u32(flight);
+            self.cwnd_usage_seq = self.snd_nxt;
+        }
+    }
+
+    /// `Some(recover)` while in fast recovery (RFC 6582).
+    #[inline]
+    fn fast_recovery(&self) -> Option<u64> {
+        self.recovery.get().filter(|_| !self.after_rto)
+    }
+
+    /// SACK: `Some(point)` while resending after a timeout: every unSACKed
+    /// byte below `point` counts as lost.
+    #[inline]
+    fn rto_recovery(&self) -> Option<u64> {
+        self.recovery.get().filter(|_| self.after_rto)
+    }
+
+    /// Linux `tcp_is_cwnd_limited`: the window is in use, so an ACK may grow
+    /// it: the flight filled it this round, or, in slow start, it is below
+    /// twice the round's largest flight. Always true without validation.
+    #[inline]
+    pub fn is_cwnd_limited(&self) -> bool {
+        !self.cfg.cwnd_validation
+            || self.cwnd_limited
+            || (self.w.in_slow_start() && self.w.cwnd < 2 * self.max_flight as u64)
     }
 
     /// Nagle with Minshall's change (Linux `tcp_nagle_check`): hold a short
@@ -367,7 +430,7 @@ impl TcpSender {
             return; // acknowledges data never sent: ignore (RFC 9293 §3.10.7.4)
         }
         self.sent.acks += 1;
-        self.peer_window = seg.window;
+        self.peer_window = window_u32(seg.window);
         let advances = ack > self.snd_una;
         let echoed = seg.timestamps.and_then(|t| t.ecr.map(|e| (t.val, e)));
         let sample = AckSample {
@@ -378,6 +441,9 @@ impl TcpSender {
             rtt: echoed.filter(|_| advances).map(|(_, ecr)| now.saturating_since(ecr)),
             one_way_delay: echoed.map(|(val, ecr)| val.saturating_since(ecr)),
             bytes_in_flight: self.snd_nxt - self.snd_una,
+            // Only an ACK of new data asks (the window is in a line a data
+            // segment that acknowledges nothing new need not read).
+            app_limited: advances && !self.is_cwnd_limited(),
         };
         self.cc.on_sample(&sample);
         if self.cfg.sack {
@@ -399,14 +465,14 @@ impl TcpSender {
             // "Impatient" variant RFC 6582 §3.2 step 5 and §4 specify), so a
             // window with many holes ends in a timeout, not one hole per RTT.
             let mut restart_timer = true;
-            if let Some(point) = self.rto_recovery.get() {
+            if let Some(point) = self.rto_recovery() {
                 // Resending after a timeout: the window grows (slow start).
                 self.cc.on_ack(&mut self.w, &sample);
                 if ack >= point {
-                    self.rto_recovery = OptU64::NONE;
+                    self.recovery = OptU64::NONE;
                 }
             } else {
-                match self.recovery.get() {
+                match self.fast_recovery() {
                     Some(recover) if ack >= recover => {
                         // Full acknowledgement: leave fast recovery with cwnd = ssthresh
                         // (RFC 6582 §3.2 step 3, option 2; what Linux and ns-3 do).
@@ -438,7 +504,7 @@ impl TcpSender {
             self.dupacks += 1;
             if self.cfg.sack {
                 // Handled below: SACK recovery starts on the count or the scoreboard.
-            } else if self.recovery.is_some() {
+            } else if self.fast_recovery().is_some() {
                 self.w.cwnd += self.cfg.mss as u64;
             } else if self.dupacks == self.cfg.dupack_threshold && self.recover.get().is_none_or(|r| ack > r) {
                 self.enter_fast_recovery();
@@ -448,7 +514,6 @@ impl TcpSender {
         // a line that an ACK with nothing lost need not read.
         if self.cfg.sack
             && self.recovery.is_none()
-            && self.rto_recovery.is_none()
             && self.snd_max > self.snd_una
             && (self.dupacks >= self.cfg.dupack_threshold
                 || self.scoreboard.lost_boundary(self.cfg.dupack_threshold, self.cfg.mss).is_some())
@@ -467,6 +532,7 @@ impl TcpSender {
         self.w.cwnd = if self.cfg.sack { self.w.ssthresh } else { self.w.ssthresh + 3 * mss };
         self.high_rxt = self.snd_una;
         self.recovery = OptU64::some(self.snd_max);
+        self.after_rto = false;
         self.partial_ack_seen = false;
         self.recover = OptU64::some(self.snd_max);
         self.retransmit_pending = true;
@@ -474,7 +540,7 @@ impl TcpSender {
     }
 
     fn enforce_no_slow_start(&mut self) {
-        if !self.cfg.slow_start && self.recovery.is_none() {
+        if !self.cfg.slow_start && self.fast_recovery().is_none() {
             self.w.ssthresh = self.w.ssthresh.min(self.w.cwnd);
         }
     }
@@ -499,7 +565,8 @@ impl TcpSender {
         if self.cfg.sack {
             // Every unSACKed byte sent so far is lost; resend those, skipping
             // what the receiver holds (as Linux's loss state does).
-            self.rto_recovery = OptU64::some(self.snd_max);
+            self.recovery = OptU64::some(self.snd_max);
+            self.after_rto = true;
             self.high_rxt = self.snd_una;
         } else {
             self.snd_nxt = self.snd_una;
@@ -537,6 +604,13 @@ impl TcpSender {
     }
 }
 
+/// A window in bytes as the sender keeps it: TCP's largest is 2^30 (RFC
+/// 7323 §2.3), so anything above `u32::MAX` is as good as `u32::MAX`.
+#[inline]
+fn window_u32(bytes: u64) -> u32 {
+    bytes.min(u32::MAX as u64) as u32
+}
+
 #[cfg(test)]
 mod layout_tests {
     use std::mem::{offset_of, size_of};
@@ -550,6 +624,9 @@ mod layout_tests {
             offset_of!(TcpSender, app_end) + 8,
             offset_of!(TcpSender, rto_deadline) + 8,
             offset_of!(TcpSender, sent) + size_of::<Sent>(),
+            offset_of!(TcpSender, cwnd_usage_seq) + 8,
+            offset_of!(TcpSender, max_flight) + 4,
+            offset_of!(TcpSender, cwnd_limited) + 1,
             offset_of!(TcpSender, scoreboard) + size_of::<Scoreboard>(),
         ] {
             assert!(end <= offset_of!(TcpSender, cc), "{end} after the controller's start");

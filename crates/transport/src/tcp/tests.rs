@@ -504,3 +504,68 @@ fn without_nagle_every_short_write_leaves_at_once() {
     s.write(1380);
     assert_eq!(drain(&mut s, ms(10)).iter().map(|x| x.len).collect::<Vec<_>>(), vec![1380]);
 }
+
+/// The Linux preset's window rules with NewReno and no delayed ACKs.
+fn validating_sender() -> TcpSender {
+    assert!(TcpConfig::linux().cwnd_validation, "the Linux preset validates the window");
+    linux_sender(true)
+}
+
+fn linux_sender(cwnd_validation: bool) -> TcpSender {
+    let cfg = TcpConfig { delayed_ack: None, cwnd_validation, ..TcpConfig::linux() };
+    TcpSender::new(cfg, CcConfig::NewReno.build())
+}
+
+#[test]
+fn an_application_limited_sender_keeps_its_window_and_an_unvalidated_one_grows_it() {
+    for validate in [true, false] {
+        let mut s = linux_sender(validate);
+        // One segment per 100 ms RTT: the flight never comes near the window.
+        for i in 0..20 {
+            s.write(MSS);
+            assert_eq!(drain(&mut s, ms(100 * i)).len(), 1);
+            s.handle_ack(ms(100 * i + 50), &ack((i + 1) * MSS, ms(100 * i + 25), ms(100 * i)));
+        }
+        let cwnd = s.window().cwnd / MSS;
+        if validate {
+            assert_eq!(cwnd, 10, "Linux leaves the initial window alone");
+        } else {
+            assert_eq!(cwnd, 30, "one segment more per ACK in slow start");
+        }
+    }
+}
+
+#[test]
+fn in_slow_start_an_unfilled_window_grows_to_twice_the_largest_flight() {
+    let mut s = validating_sender();
+    s.write(8 * MSS);
+    assert_eq!(drain(&mut s, ms(0)).len(), 8, "8 of the 10 segments the window allows");
+    for i in 1..=8 {
+        s.handle_ack(ms(100), &ack(i * MSS, ms(50), ms(0)));
+    }
+    assert_eq!(s.window().cwnd / MSS, 16, "grows while cwnd < 2 x 8 segments, then stops");
+}
+
+#[test]
+fn a_sender_that_fills_its_window_grows_it_on_every_ack_in_slow_start() {
+    let mut s = validating_sender();
+    s.write(100 * MSS);
+    assert_eq!(drain(&mut s, ms(0)).len(), 10, "the whole initial window");
+    for i in 1..=10 {
+        s.handle_ack(ms(100), &ack(i * MSS, ms(50), ms(0)));
+    }
+    assert_eq!(s.window().cwnd / MSS, 20, "cwnd-limited: slow start as usual");
+    // A window held back by the receiver, not by cwnd, is not in use either.
+    let mut r = validating_sender();
+    r.write(100 * MSS);
+    let mut small = ack(0, ms(0), ms(0));
+    small.window = 4 * MSS;
+    r.handle_ack(ms(0), &small);
+    assert_eq!(drain(&mut r, ms(0)).len(), 4);
+    for i in 1..=4 {
+        let mut a = ack(i * MSS, ms(50), ms(0));
+        a.window = 4 * MSS;
+        r.handle_ack(ms(100), &a);
+    }
+    assert_eq!(r.window().cwnd / MSS, 10, "10 is not below twice the 4-segment flight");
+}
