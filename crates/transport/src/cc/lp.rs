@@ -141,6 +141,22 @@ mod tests {
     }
 
     #[test]
+    fn a_steady_delay_grows_the_window_only_while_the_sender_uses_it() {
+        let mut lp = Lp::new(LpConfig::default());
+        let mut w = Window { cwnd: 10 * MSS as u64, ssthresh: u64::MAX, mss: MSS };
+        feed(&mut lp, &mut w, 0, 50); // the first sample is an indication (as Linux)
+        let after_first = w.cwnd;
+        for i in 0..20 {
+            let s = AckSample { app_limited: true, ..ack(1000 + 10 * i, 50) };
+            lp.on_sample(&s);
+            lp.on_ack(&mut w, &s);
+        }
+        assert_eq!(w.cwnd, after_first, "not using its window: Reno's growth waits");
+        feed(&mut lp, &mut w, 2000, 50);
+        assert!(w.cwnd > after_first, "using it: slow start goes on");
+    }
+
+    #[test]
     fn a_rising_one_way_delay_halves_the_window_before_any_loss() {
         let mut lp = Lp::new(LpConfig::default());
         let mut w = Window { cwnd: 40 * MSS as u64, ssthresh: 0, mss: MSS };

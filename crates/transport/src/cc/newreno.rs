@@ -59,6 +59,18 @@ mod tests {
     }
 
     #[test]
+    fn an_ack_to_a_sender_not_using_its_window_grows_nothing_in_either_phase() {
+        let mut r = NewReno::default();
+        for ssthresh in [u64::MAX, 5000] {
+            let mut w = Window { cwnd: 10_000, ssthresh, mss: 1000 };
+            for _ in 0..30 {
+                r.on_ack(&mut w, &AckSample { app_limited: true, ..ack(1000) });
+            }
+            assert_eq!(w.cwnd, 10_000);
+        }
+    }
+
+    #[test]
     fn congestion_avoidance_adds_one_mss_per_window_of_acknowledged_data() {
         let mut w = Window { cwnd: 10_000, ssthresh: 5000, mss: 1000 };
         let mut r = NewReno::default();
