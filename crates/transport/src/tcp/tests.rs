@@ -569,3 +569,53 @@ fn a_sender_that_fills_its_window_grows_it_on_every_ack_in_slow_start() {
     }
     assert_eq!(r.window().cwnd / MSS, 10, "10 is not below twice the 4-segment flight");
 }
+
+/// Runs `writes` (bytes, then milliseconds until the next write) through a
+/// sender whose every segment is acknowledged `rtt_ms` later, and returns the
+/// largest window seen after an ACK.
+fn largest_window(writes: &[(u64, u64)], rtt_ms: u64, cc: CcConfig, validation: bool) -> u64 {
+    let cfg = TcpConfig { delayed_ack: None, cwnd_validation: validation, ..TcpConfig::linux() };
+    let mut s = TcpSender::new(cfg, cc.build());
+    let mut acks: std::collections::VecDeque<(Time, u64, Time)> = Default::default();
+    let (mut now, mut largest) = (ms(0), s.window().cwnd);
+    let send = |s: &mut TcpSender, at: Time, acks: &mut std::collections::VecDeque<_>| {
+        while let Some(seg) = s.poll_transmit(at) {
+            acks.push_back((at + Duration::from_millis(rtt_ms), seg.seq + seg.len as u64, at));
+        }
+    };
+    for &(bytes, gap_ms) in writes {
+        s.write(bytes);
+        send(&mut s, now, &mut acks);
+        let until = now + Duration::from_millis(gap_ms);
+        while acks.front().is_some_and(|a| a.0 <= until) {
+            let (at, n, sent) = acks.pop_front().unwrap();
+            s.handle_ack(at, &ack(n, at, sent));
+            largest = largest.max(s.window().cwnd);
+            send(&mut s, at, &mut acks);
+        }
+        now = until;
+    }
+    largest
+}
+
+proptest::proptest! {
+    /// Writes of up to half the initial window, each acknowledged before the
+    /// next: the flight never comes near the window, so it never grows.
+    #[test]
+    fn with_validation_a_sender_that_never_fills_half_its_window_never_grows_it(
+        writes in proptest::collection::vec((1u64..=5 * MSS, 0u64..300), 1..60),
+        rtt_ms in 1u64..300,
+        cubic in proptest::bool::ANY,
+    ) {
+        let cc = if cubic { CcConfig::Cubic(Default::default()) } else { CcConfig::NewReno };
+        let spaced: Vec<(u64, u64)> = writes.iter().map(|&(b, extra)| (b, rtt_ms + 1 + extra)).collect();
+        proptest::prop_assert_eq!(largest_window(&spaced, rtt_ms, cc, true), 10 * MSS);
+    }
+}
+
+#[test]
+fn without_validation_a_trickle_grows_the_window_on_every_ack() {
+    let trickle = vec![(1380, 100); 40];
+    assert_eq!(largest_window(&trickle, 50, CcConfig::NewReno, true), 10 * MSS);
+    assert_eq!(largest_window(&trickle, 50, CcConfig::NewReno, false), 10 * MSS + 40 * 1380, "the property can fail");
+}
