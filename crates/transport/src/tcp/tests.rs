@@ -535,26 +535,31 @@ fn an_application_limited_sender_keeps_its_window_and_an_unvalidated_one_grows_i
     }
 }
 
-#[test]
-fn in_slow_start_an_unfilled_window_grows_to_twice_the_largest_flight() {
-    let mut s = validating_sender();
-    s.write(8 * MSS);
-    assert_eq!(drain(&mut s, ms(0)).len(), 8, "8 of the 10 segments the window allows");
-    for i in 1..=8 {
+/// Writes `segments` full segments at once, acknowledges each one that left,
+/// and returns how many left and the window after, in segments.
+fn one_round(s: &mut TcpSender, segments: u64) -> (usize, u64) {
+    s.write(segments * MSS);
+    let sent = drain(s, ms(0)).len();
+    for i in 1..=sent as u64 {
         s.handle_ack(ms(100), &ack(i * MSS, ms(50), ms(0)));
     }
-    assert_eq!(s.window().cwnd / MSS, 16, "grows while cwnd < 2 x 8 segments, then stops");
+    (sent, s.window().cwnd / MSS)
+}
+
+#[test]
+fn in_slow_start_an_unfilled_window_grows_to_twice_the_largest_flight() {
+    let (sent, cwnd) = one_round(&mut validating_sender(), 8);
+    assert_eq!(sent, 8, "8 of the 10 segments the window allows");
+    assert_eq!(cwnd, 16, "grows while cwnd < 2 x 8 segments, then stops");
 }
 
 #[test]
 fn a_sender_that_fills_its_window_grows_it_on_every_ack_in_slow_start() {
-    let mut s = validating_sender();
-    s.write(100 * MSS);
-    assert_eq!(drain(&mut s, ms(0)).len(), 10, "the whole initial window");
-    for i in 1..=10 {
-        s.handle_ack(ms(100), &ack(i * MSS, ms(50), ms(0)));
-    }
-    assert_eq!(s.window().cwnd / MSS, 20, "cwnd-limited: slow start as usual");
+    assert_eq!(
+        one_round(&mut validating_sender(), 100),
+        (10, 20),
+        "the whole initial window, then slow start as usual"
+    );
     // A window held back by the receiver, not by cwnd, is not in use either.
     let mut r = validating_sender();
     r.write(100 * MSS);
