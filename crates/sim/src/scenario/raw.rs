@@ -140,6 +140,7 @@ params!(
         handshake: bool,
         nagle: bool,
         cwnd_validation: bool,
+        slow_start_after_idle: bool,
     }
 );
 

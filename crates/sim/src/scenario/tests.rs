@@ -291,7 +291,7 @@ fn tso_allows_whole_segments_in_a_64_kib_packet() {
 }
 
 #[test]
-fn window_validation_follows_the_preset_unless_a_flow_sets_it() {
+fn window_validation_and_the_idle_restart_follow_the_preset_unless_a_flow_sets_them() {
     let text = GOOD.replace(
         "[[flows]]\ncc = \"newreno\"",
         "[tcp]\npreset = \"linux\"\n\n[[flows]]\ncc = \"newreno\"\ntcp = { cwnd_validation = false }",
@@ -300,6 +300,9 @@ fn window_validation_follows_the_preset_unless_a_flow_sets_it() {
     assert!(!s.flows[0].tcp.cwnd_validation, "the flow's own setting");
     assert!(s.flows[1].tcp.cwnd_validation, "the linux preset validates");
     assert!(!parse(GOOD).unwrap().flows[0].tcp.cwnd_validation, "the rfc preset does not");
+    assert!(s.flows[0].tcp.slow_start_after_idle && !parse(GOOD).unwrap().flows[0].tcp.slow_start_after_idle);
+    let off = text.replace("cwnd_validation = false", "slow_start_after_idle = false");
+    assert!(!parse(&off).unwrap().flows[0].tcp.slow_start_after_idle, "a flow can turn the restart off");
 }
 
 #[test]

@@ -233,6 +233,7 @@ fn has_field(t: &RawTcp, field: &str) -> bool {
         "handshake" => t.handshake.is_some(),
         "nagle" => t.nagle.is_some(),
         "cwnd_validation" => t.cwnd_validation.is_some(),
+        "slow_start_after_idle" => t.slow_start_after_idle.is_some(),
         _ => false,
     }
 }
@@ -328,6 +329,9 @@ pub(super) fn tcp_config(cx: &Ctx, t: &RawTcp, at: &dyn Fn(&str) -> String) -> R
     }
     if let Some(v) = t.cwnd_validation {
         c.cwnd_validation = v;
+    }
+    if let Some(v) = t.slow_start_after_idle {
+        c.slow_start_after_idle = v;
     }
     if let Some(n) = t.nagle {
         c.nagle = n;

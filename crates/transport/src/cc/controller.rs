@@ -8,7 +8,7 @@
 //! carries a whole Vegas, and LEDBAT with its delay histories) are boxed.
 //! Controllers from outside this crate still fit, boxed, as [`Controller::Other`].
 
-use torrentlab_engine::Duration;
+use torrentlab_engine::{Duration, Time};
 
 use super::{AckSample, CongestionControl, Cubic, Ledbat, Lp, NewReno, Nice, Vegas, Window};
 
@@ -66,6 +66,11 @@ impl CongestionControl for Controller {
 
     fn on_timeout(&mut self, w: &mut Window, flight: u64) {
         each!(self, c => c.on_timeout(w, flight))
+    }
+
+    #[inline]
+    fn on_tx_start(&mut self, now: Time, idle: Duration) {
+        each!(self, c => c.on_tx_start(now, idle))
     }
 
     fn queuing_delay(&self) -> Option<Duration> {

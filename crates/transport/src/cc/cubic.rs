@@ -167,6 +167,18 @@ impl CongestionControl for Cubic {
         }
     }
 
+    /// Linux `cubictcp_cwnd_event(CA_EVENT_TX_START)`: a pause of the
+    /// application moves the epoch on by as long, so that the time spent
+    /// idle does not count on the cubic curve.
+    #[inline]
+    fn on_tx_start(&mut self, now: Time, idle: Duration) {
+        if let Some(e) = self.epoch_start.get() {
+            if idle > Duration::ZERO {
+                self.epoch_start = OptTime::some((e + idle).min(now));
+            }
+        }
+    }
+
     /// Linux `cubictcp_cong_avoid`, which leaves a window that is not in use
     /// alone. HyStart runs from Linux's `cubictcp_acked`, whatever the window's
     /// use, but only from 16 segments (`hystart_low_window`): below that, an
@@ -274,6 +286,18 @@ mod tests {
         // cache lines starts 56 bytes into `Cubic`.
         assert!(std::mem::offset_of!(Cubic, min_rtt) >= 56);
         assert!(std::mem::size_of::<Cubic>() <= 120, "the controller stays two lines");
+    }
+
+    #[test]
+    fn a_pause_of_the_application_moves_the_epoch_on_by_as_long_but_not_past_now() {
+        let mut c = Cubic::new(CubicConfig::default());
+        c.on_tx_start(Time(5_000_000_000), Duration::from_secs(1));
+        assert_eq!(c.epoch_start, OptTime::NONE, "no epoch yet: nothing to move");
+        c.epoch_start = OptTime::some(Time(2_000_000_000));
+        c.on_tx_start(Time(5_000_000_000), Duration::from_secs(1));
+        assert_eq!(c.epoch_start, OptTime::some(Time(3_000_000_000)));
+        c.on_tx_start(Time(5_000_000_000), Duration::from_secs(10));
+        assert_eq!(c.epoch_start, OptTime::some(Time(5_000_000_000)), "capped at now");
     }
 
     /// Drives CA for `secs` seconds with one window of ACKs per 100 ms RTT.

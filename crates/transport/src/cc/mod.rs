@@ -95,6 +95,12 @@ pub trait CongestionControl: Send {
         w.cwnd = w.mss as u64;
     }
 
+    /// New data leaves with nothing in flight, `idle` after the previous new
+    /// data left (Linux `CA_EVENT_TX_START`). Not called while the window is
+    /// in its first slow start (ssthresh not yet set), when no controller
+    /// here has anything to move.
+    fn on_tx_start(&mut self, _now: Time, _idle: Duration) {}
+
     /// The controller's current estimate of queueing delay, for metrics.
     fn queuing_delay(&self) -> Option<Duration> {
         None

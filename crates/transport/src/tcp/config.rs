@@ -68,6 +68,12 @@ pub struct TcpConfig {
     /// new data grows the window however little of it the application fills
     /// (RFC 5681 as written, and ns-3).
     pub cwnd_validation: bool,
+    /// After an idle time longer than the RTO, new data restarts from the
+    /// smaller of the initial window and cwnd, halving cwnd once for each
+    /// further RTO of idleness down to that (Linux `tcp_cwnd_restart` under
+    /// `tcp_slow_start_after_idle = 1`; RFC 2861 §3 and RFC 5681 §4.1's
+    /// restart window). Off: a window survives any pause.
+    pub slow_start_after_idle: bool,
 }
 
 /// The largest TSO segment: 64 KiB of IP packet (Linux `GSO_MAX_SIZE`).
@@ -97,13 +103,15 @@ impl TcpConfig {
             handshake: false,
             nagle: false,
             cwnd_validation: false,
+            slow_start_after_idle: false,
         }
     }
 
     /// Linux defaults: initial window 10 (RFC 6928), RTO >= SRTT + 200 ms,
     /// maximum RTO 120 s, delayed ACK 40 ms (`TCP_DELACK_MIN`), timestamps and
-    /// SACK on, and the window grows only while it is used
-    /// ([`TcpConfig::cwnd_validation`]).
+    /// SACK on, the window grows only while it is used
+    /// ([`TcpConfig::cwnd_validation`]) and restarts after an idle RTO
+    /// ([`TcpConfig::slow_start_after_idle`]).
     pub fn linux() -> Self {
         TcpConfig {
             initial_window: 10,
@@ -112,6 +120,7 @@ impl TcpConfig {
             rto_formula: RtoFormula::Linux,
             delayed_ack: Some(Duration::from_millis(40)),
             cwnd_validation: true,
+            slow_start_after_idle: true,
             ..Self::rfc()
         }
     }

@@ -126,8 +126,11 @@ pub struct TcpSender {
     scoreboard: Scoreboard,
     // ---- what an ACK of new data updates
     cc: Controller,
-    w: Window,
     rtt: RttEstimator,
+    w: Window,
+    /// When new data last left (Linux `lsndtime`): beside the window, which
+    /// every send reads.
+    last_data_sent: OptTime,
     // ---- loss recovery only
     /// Highest byte sent when loss was last handled; duplicate ACKs at or below it
     /// do not start a new fast retransmit (RFC 6582 §3.2 step 1).
@@ -159,6 +162,7 @@ impl TcpSender {
             max_flight: 0,
             cwnd_limited: false,
             cwnd_usage_seq: 0,
+            last_data_sent: OptTime::NONE,
             cfg,
             cc: cc.into(),
             snd_una: 0,
@@ -292,6 +296,7 @@ impl TcpSender {
             if self.snd_nxt - self.snd_una + len <= self.peer_window as u64 && !self.nagle_holds(len) {
                 let seq = self.snd_nxt;
                 self.account_send(now, seq, len as u32);
+                self.last_data_sent = OptTime::some(now);
                 self.snd_nxt += len;
                 self.snd_max = self.snd_max.max(self.snd_nxt);
                 return Some(self.segment(now, seq, len as u32));
@@ -335,6 +340,9 @@ impl TcpSender {
         }
         let mut len = (self.app_end - self.snd_nxt).min(mss);
         let flight = self.snd_nxt - self.snd_una;
+        if flight == 0 && self.cfg.slow_start_after_idle && self.restart_could_matter() {
+            self.restart_after_idle(now);
+        }
         let window = self.w.cwnd.min(self.peer_window as u64);
         if let Some(tso) = self.cfg.tso_max {
             // TSO: as many whole segments as the window and the data allow, in
@@ -363,6 +371,12 @@ impl TcpSender {
         }
         let seq = self.snd_nxt;
         self.account_send(now, seq, len as u32);
+        // Before the window first leaves slow start (ssthresh unset) no
+        // controller has state the event moves: skip reading it.
+        if flight == 0 && self.w.ssthresh != u64::MAX {
+            self.tx_start(now);
+        }
+        self.last_data_sent = OptTime::some(now);
         self.snd_nxt += len;
         self.snd_max = self.snd_max.max(self.snd_nxt);
         if len < mss {
@@ -387,6 +401,58 @@ impl TcpSender {
             self.max_flight = window_u32(flight);
             self.cwnd_usage_seq = self.snd_nxt;
         }
+    }
+
+    /// New data waits with nothing in flight: Linux's restart after idle
+    /// (`tcp_slow_start_after_idle_check`, which runs when the application
+    /// queues the data; with nothing in flight it leaves at once).
+    #[cold]
+    fn restart_after_idle(&mut self, now: Time) {
+        let Some(last) = self.last_data_sent.get() else { return };
+        let idle = now.saturating_since(last);
+        let rto = self.rtt.rto(&self.cfg);
+        if idle > rto {
+            self.restart_window(idle, rto);
+        }
+    }
+
+    /// Whether a restart could change the window at all: not for a window
+    /// at or below the initial one with ssthresh at least 3/4 of it (then
+    /// Linux's restart leaves both as they are), which is every rate-limited
+    /// upload's.
+    #[inline]
+    fn restart_could_matter(&self) -> bool {
+        let iw = self.cfg.initial_window as u64 * self.cfg.mss as u64;
+        self.w.cwnd > iw || self.w.ssthresh < self.w.cwnd / 2 + self.w.cwnd / 4
+    }
+
+    /// New data leaves with nothing in flight: the controller's
+    /// `CA_EVENT_TX_START` (Linux `tcp_event_data_sent`).
+    #[inline]
+    fn tx_start(&mut self, now: Time) {
+        if let Some(last) = self.last_data_sent.get() {
+            self.cc.on_tx_start(now, now.saturating_since(last));
+        }
+    }
+
+    /// Linux `tcp_cwnd_restart` (RFC 2861 §3): ssthresh keeps at least 3/4
+    /// of the window, and the window halves once for each RTO of idleness
+    /// after the first, not below the smaller of the initial window and
+    /// itself.
+    fn restart_window(&mut self, idle: Duration, rto: Duration) {
+        let iw = self.cfg.initial_window as u64 * self.cfg.mss as u64;
+        let mut cwnd = self.w.cwnd;
+        let restart = iw.min(cwnd);
+        if self.fast_recovery().is_none() {
+            // tcp_current_ssthresh outside a window reduction.
+            self.w.ssthresh = self.w.ssthresh.max(cwnd / 2 + cwnd / 4);
+        }
+        let mut left = idle.0.saturating_sub(rto.0);
+        while left > 0 && cwnd > restart {
+            cwnd /= 2;
+            left = left.saturating_sub(rto.0);
+        }
+        self.w.cwnd = cwnd.max(restart);
     }
 
     /// `Some(recover)` while in fast recovery (RFC 6582).

@@ -624,3 +624,50 @@ fn without_validation_a_trickle_grows_the_window_on_every_ack() {
     assert_eq!(largest_window(&trickle, 50, CcConfig::NewReno, true), 10 * MSS);
     assert_eq!(largest_window(&trickle, 50, CcConfig::NewReno, false), 10 * MSS + 40 * 1380, "the property can fail");
 }
+
+/// A Linux sender that has grown its window to 40 segments by filling it,
+/// with everything acknowledged at 500 ms (RTO then 200 ms + 4 x RTTVAR).
+fn grown_linux_sender() -> TcpSender {
+    let mut s = linux_sender(true);
+    s.write(1000 * MSS);
+    let mut acked = 0;
+    for round in 0..2 {
+        let sent = drain(&mut s, ms(100 * round)).len() as u64;
+        for _ in 0..sent {
+            acked += MSS;
+            s.handle_ack(ms(100 * round + 50), &ack(acked, ms(0), ms(100 * round)));
+        }
+    }
+    assert_eq!(s.window().cwnd / MSS, 40, "two rounds of slow start from 10");
+    s.stop_writing();
+    drain(&mut s, ms(150)); // the stream ends at what was sent: all is acknowledged
+    s
+}
+
+#[test]
+fn after_an_idle_rto_new_data_restarts_from_the_initial_window_halving_per_further_rto() {
+    for (idle_ms, want) in [(100, 40), (300, 20), (600, 10), (5_000, 10)] {
+        let mut s = grown_linux_sender();
+        let rto = s.rto();
+        assert_eq!(rto, Duration::from_millis(250), "SRTT 50 ms + 200 ms");
+        s.write(1000 * MSS);
+        // The last new data left at 100 ms.
+        let sent = drain(&mut s, ms(100 + idle_ms)).len() as u64;
+        assert_eq!(sent, want, "idle {idle_ms} ms against an RTO of 250 ms");
+    }
+}
+
+#[test]
+fn without_slow_start_after_idle_a_window_survives_any_pause() {
+    let mut s = TcpSender::new(
+        TcpConfig { delayed_ack: None, slow_start_after_idle: false, ..TcpConfig::linux() },
+        CcConfig::NewReno.build(),
+    );
+    s.write(10 * MSS);
+    assert_eq!(drain(&mut s, ms(0)).len(), 10);
+    for i in 1..=10 {
+        s.handle_ack(ms(50), &ack(i * MSS, ms(0), ms(0)));
+    }
+    s.write(100 * MSS);
+    assert_eq!(drain(&mut s, ms(60_000)).len(), 20, "a minute later, the whole grown window at once");
+}
