@@ -453,6 +453,9 @@ impl TcpSender {
             left = left.saturating_sub(rto.0);
         }
         self.w.cwnd = cwnd.max(restart);
+        // `slow_start = false` holds here too: the raised ssthresh must not
+        // put the smaller window back into slow start.
+        self.enforce_no_slow_start();
     }
 
     /// `Some(recover)` while in fast recovery (RFC 6582).

@@ -671,3 +671,26 @@ fn without_slow_start_after_idle_a_window_survives_any_pause() {
     s.write(100 * MSS);
     assert_eq!(drain(&mut s, ms(60_000)).len(), 20, "a minute later, the whole grown window at once");
 }
+
+#[test]
+fn with_slow_start_off_a_restart_after_idle_leaves_the_window_in_congestion_avoidance() {
+    let cfg = TcpConfig { delayed_ack: None, slow_start: false, initial_window: 2, ..TcpConfig::linux() };
+    let mut s = TcpSender::new(cfg, CcConfig::NewReno.build());
+    s.write(10_000 * MSS);
+    let mut acked = 0;
+    for round in 0..30 {
+        let sent = drain(&mut s, ms(100 * round)).len() as u64;
+        for _ in 0..sent {
+            acked += MSS;
+            s.handle_ack(ms(100 * round + 50), &ack(acked, ms(0), ms(100 * round)));
+        }
+    }
+    let grown = s.window().cwnd;
+    assert!(grown > 8 * MSS, "grew in congestion avoidance: {grown}");
+    s.stop_writing(); // the stream ends at what was sent, and all of it is acknowledged
+    s.write(100 * MSS);
+    drain(&mut s, ms(60_000));
+    let w = s.window();
+    assert!(w.cwnd < grown, "restarted after a minute idle");
+    assert!(w.ssthresh <= w.cwnd, "no slow start, before or after the restart");
+}
