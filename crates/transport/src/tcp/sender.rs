@@ -475,7 +475,7 @@ impl TcpSender {
     /// it: the flight filled it this round, or, in slow start, it is below
     /// twice the round's largest flight. Always true without validation.
     #[inline]
-    pub fn is_cwnd_limited(&self) -> bool {
+    fn is_cwnd_limited(&self) -> bool {
         !self.cfg.cwnd_validation
             || self.cwnd_limited
             || (self.w.in_slow_start() && self.w.cwnd < 2 * self.max_flight as u64)

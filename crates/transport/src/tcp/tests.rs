@@ -625,19 +625,26 @@ fn without_validation_a_trickle_grows_the_window_on_every_ack() {
     assert_eq!(largest_window(&trickle, 50, CcConfig::NewReno, false), 10 * MSS + 40 * 1380, "the property can fail");
 }
 
-/// A Linux sender that has grown its window to 40 segments by filling it,
-/// with everything acknowledged at 500 ms (RTO then 200 ms + 4 x RTTVAR).
-fn grown_linux_sender() -> TcpSender {
-    let mut s = linux_sender(true);
-    s.write(1000 * MSS);
-    let mut acked = 0;
-    for round in 0..2 {
-        let sent = drain(&mut s, ms(100 * round)).len() as u64;
+/// `rounds` rounds of a sender with more to send than its window: each
+/// round, every 100 ms, sends what the window allows, and each segment is
+/// acknowledged 50 ms later.
+fn fill_rounds(s: &mut TcpSender, rounds: u64) {
+    let mut acked = s.bytes_acked();
+    for round in 0..rounds {
+        let sent = drain(s, ms(100 * round)).len() as u64;
         for _ in 0..sent {
             acked += MSS;
             s.handle_ack(ms(100 * round + 50), &ack(acked, ms(0), ms(100 * round)));
         }
     }
+}
+
+/// A Linux sender that has grown its window to 40 segments by filling it,
+/// with everything acknowledged at 500 ms (RTO then 200 ms + 4 x RTTVAR).
+fn grown_linux_sender() -> TcpSender {
+    let mut s = linux_sender(true);
+    s.write(1000 * MSS);
+    fill_rounds(&mut s, 2);
     assert_eq!(s.window().cwnd / MSS, 40, "two rounds of slow start from 10");
     s.stop_writing();
     drain(&mut s, ms(150)); // the stream ends at what was sent: all is acknowledged
@@ -677,14 +684,7 @@ fn with_slow_start_off_a_restart_after_idle_leaves_the_window_in_congestion_avoi
     let cfg = TcpConfig { delayed_ack: None, slow_start: false, initial_window: 2, ..TcpConfig::linux() };
     let mut s = TcpSender::new(cfg, CcConfig::NewReno.build());
     s.write(10_000 * MSS);
-    let mut acked = 0;
-    for round in 0..30 {
-        let sent = drain(&mut s, ms(100 * round)).len() as u64;
-        for _ in 0..sent {
-            acked += MSS;
-            s.handle_ack(ms(100 * round + 50), &ack(acked, ms(0), ms(100 * round)));
-        }
-    }
+    fill_rounds(&mut s, 30);
     let grown = s.window().cwnd;
     assert!(grown > 8 * MSS, "grew in congestion avoidance: {grown}");
     s.stop_writing(); // the stream ends at what was sent, and all of it is acknowledged
