@@ -12,12 +12,30 @@ use std::collections::VecDeque;
 use crate::time::Time;
 
 /// A set of FIFO lanes of `(time, event)`, each non-decreasing in time.
-pub struct Lanes<E> {
-    lanes: Vec<VecDeque<(Time, E)>>,
+///
+/// `A` sets the alignment of each entry (its time and event) without adding
+/// to its size: `()` for none beyond the fields', [`CacheLine`] to start every
+/// entry on a cache line, so that an entry of 64 bytes is read and written as
+/// one line rather than straddling two.
+pub struct Lanes<E, A = ()> {
+    lanes: Vec<VecDeque<Entry<E, A>>>,
     len: usize,
 }
 
-impl<E> Lanes<E> {
+/// One waiting event with its time, aligned as `A` is.
+#[repr(C)]
+struct Entry<E, A> {
+    _align: [A; 0],
+    time: Time,
+    event: E,
+}
+
+/// Aligns lane entries to a 64-byte cache line (see [`Lanes`]).
+#[derive(Clone, Copy, Debug)]
+#[repr(align(64))]
+pub struct CacheLine;
+
+impl<E, A> Lanes<E, A> {
     pub fn new(count: usize) -> Self {
         Lanes { lanes: (0..count).map(|_| VecDeque::new()).collect(), len: 0 }
     }
@@ -30,8 +48,8 @@ impl<E> Lanes<E> {
     #[inline]
     pub fn push(&mut self, lane: usize, time: Time, event: E) -> bool {
         let q = &mut self.lanes[lane];
-        debug_assert!(q.back().is_none_or(|(t, _)| *t <= time), "lane {lane} would go back in time");
-        q.push_back((time, event));
+        debug_assert!(q.back().is_none_or(|e| e.time <= time), "lane {lane} would go back in time");
+        q.push_back(Entry { _align: [], time, event });
         self.len += 1;
         q.len() == 1
     }
@@ -50,13 +68,13 @@ impl<E> Lanes<E> {
         let head = q.pop_front();
         debug_assert!(head.is_some(), "advance on empty lane {lane}");
         self.len -= usize::from(head.is_some());
-        q.front().map(|(t, _)| *t)
+        q.front().map(|e| e.time)
     }
 
     /// The `i`-th waiting event of `lane` (0: its head), if there is one.
     #[inline]
     pub fn get(&self, lane: usize, i: usize) -> Option<&E> {
-        self.lanes[lane].get(i).map(|(_, e)| e)
+        self.lanes[lane].get(i).map(|e| &e.event)
     }
 
     /// Events waiting in all lanes.
@@ -70,7 +88,7 @@ impl<E> Lanes<E> {
 
     /// Every waiting event, lane by lane.
     pub fn values(&self) -> impl Iterator<Item = &E> {
-        self.lanes.iter().flat_map(|q| q.iter().map(|(_, e)| e))
+        self.lanes.iter().flat_map(|q| q.iter().map(|e| &e.event))
     }
 }
 
@@ -80,7 +98,7 @@ mod tests {
 
     #[test]
     fn only_a_push_into_an_empty_lane_asks_for_scheduling() {
-        let mut l = Lanes::new(2);
+        let mut l: Lanes<char> = Lanes::new(2);
         assert!(l.push(0, Time(5), 'a'));
         assert!(!l.push(0, Time(5), 'b'));
         assert!(l.push(1, Time(1), 'c'));
@@ -101,10 +119,25 @@ mod tests {
     }
 
     #[test]
+    fn cache_line_lanes_keep_each_entry_of_up_to_56_bytes_on_one_line() {
+        assert_eq!(std::mem::size_of::<Entry<[u64; 7], CacheLine>>(), 64);
+        assert_eq!(std::mem::size_of::<Entry<u32, ()>>(), 16, "no alignment: no padding beyond the fields'");
+        let mut l: Lanes<[u64; 7], CacheLine> = Lanes::new(1);
+        for i in 0..10 {
+            l.push(0, Time(i), [i; 7]);
+        }
+        for i in 0..10 {
+            let e = l.get(0, i as usize).expect("pushed");
+            assert_eq!(e[0], i);
+            assert_eq!((e as *const _ as usize - 8) % 64, 0, "entry {i} starts a line");
+        }
+    }
+
+    #[test]
     #[should_panic(expected = "back in time")]
     #[cfg(debug_assertions)]
     fn a_lane_refuses_an_event_earlier_than_its_last() {
-        let mut l = Lanes::new(1);
+        let mut l: Lanes<()> = Lanes::new(1);
         l.push(0, Time(5), ());
         l.push(0, Time(4), ());
     }

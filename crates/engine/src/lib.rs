@@ -29,4 +29,4 @@ pub use rng::{EntityId, EntityRng};
 pub use time::{Duration, Time};
 
 mod lanes;
-pub use lanes::Lanes;
+pub use lanes::{CacheLine, Lanes};

@@ -66,6 +66,13 @@ impl EntityRng {
 
     /// Uniform integer in `[lo, hi]` (inclusive), without modulo bias
     /// (Lemire's multiply-shift with rejection).
+    ///
+    /// A draw is kept when the low half of `x * n` is at most
+    /// `zone = 2^64 - 1 - (2^64 mod n)`. Since `2^64 mod n < n`, every low
+    /// half up to `2^64 - 1 - n` is inside the zone, so the division that
+    /// finds the zone's exact end runs only for the other `n` values out of
+    /// `2^64` (the same draws are kept as with it computed first).
+    #[inline]
     pub fn range_inclusive(&mut self, lo: u64, hi: u64) -> u64 {
         assert!(lo <= hi);
         let span = hi - lo;
@@ -73,14 +80,22 @@ impl EntityRng {
             return self.next_u64();
         }
         let n = span + 1;
-        let zone = u64::MAX - (u64::MAX - n + 1) % n;
-        loop {
-            let x = self.next_u64();
-            let m = (x as u128) * (n as u128);
-            if (m as u64) <= zone {
-                return lo + (m >> 64) as u64;
-            }
+        let m = (self.next_u64() as u128) * (n as u128);
+        if (m as u64) <= u64::MAX - n {
+            return lo + (m >> 64) as u64;
         }
+        self.range_slow(lo, n, m)
+    }
+
+    /// [`EntityRng::range_inclusive`] past its fast test: `m` is the first
+    /// draw times `n`, whose low half may fall outside the zone.
+    #[cold]
+    fn range_slow(&mut self, lo: u64, n: u64, mut m: u128) -> u64 {
+        let zone = u64::MAX - (u64::MAX - n + 1) % n;
+        while (m as u64) > zone {
+            m = (self.next_u64() as u128) * (n as u128);
+        }
+        lo + (m >> 64) as u64
     }
 }
 
@@ -127,6 +142,33 @@ mod tests {
         let p = hits as f64 / n as f64;
         // 5 standard errors of a binomial proportion.
         assert!((p - 0.05).abs() < 5.0 * (0.05f64 * 0.95 / n as f64).sqrt(), "p = {p}");
+    }
+
+    /// The textbook form the fast path must agree with draw for draw.
+    fn reference_range(r: &mut EntityRng, lo: u64, hi: u64) -> u64 {
+        let n = hi - lo + 1;
+        let zone = u64::MAX - (u64::MAX - n + 1) % n;
+        loop {
+            let m = (r.next_u64() as u128) * (n as u128);
+            if (m as u64) <= zone {
+                return lo + (m >> 64) as u64;
+            }
+        }
+    }
+
+    #[test]
+    fn range_inclusive_draws_what_the_division_first_form_draws() {
+        // Spans up to 2^63 + 1 make the slow path (a low half above
+        // 2^64 - 1 - n) common enough to be taken here.
+        let spans = [1u64, 2, 3, 7, 80, 1 << 20, (1 << 62) + 3, (1 << 63) + 1, u64::MAX - 1];
+        let (mut a, mut b) = (EntityRng::new(4, EntityId(2)), EntityRng::new(4, EntityId(2)));
+        for _ in 0..2_000 {
+            for &n in &spans {
+                assert_eq!(a.range_inclusive(0, n - 1), reference_range(&mut b, 0, n - 1), "span {n}");
+                assert_eq!(a.range_inclusive(9, 9 + n % 1000), reference_range(&mut b, 9, 9 + n % 1000));
+            }
+        }
+        assert_eq!(a.next_u64(), b.next_u64(), "both consumed the same draws");
     }
 
     #[test]

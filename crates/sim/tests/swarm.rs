@@ -171,6 +171,7 @@ proptest! {
         pipeline in prop_oneof![Just("\"mainline\"".to_string()), (1u32..8).prop_map(|n| n.to_string())],
         tso in any::<bool>(),
         up in prop_oneof![Just("unlimited".to_string()), (1u32..20).prop_map(|m| format!("{m} Mbit/s"))],
+        down in prop_oneof![Just("unlimited".to_string()), (1u32..20).prop_map(|m| format!("{m} Mbit/s"))],
     ) {
         let sc = swarm(&format!(
             r#"
@@ -185,6 +186,7 @@ proptest! {
             ingress_loss = {loss}
             [network.access]
             up = "{up}"
+            down = "{down}"
             buffer = "30 packets"
             [tcp]
             tso = {tso}

@@ -2,6 +2,7 @@
 //! [`crate::scenario::swarm`] for the scenario).
 
 mod conn;
+mod packet;
 mod recorder;
 mod report;
 mod world;

@@ -10,13 +10,14 @@
 use std::sync::Arc;
 use torrentlab_bittorrent::client::{Client, Frame, Io, Note};
 use torrentlab_bittorrent::tracker::{AnnounceEvent, Tracker};
-use torrentlab_engine::{prefetch, Duration, EntityId, EntityRng, EventQueue, Lanes, OptTime, Packed, Time};
+use torrentlab_engine::{prefetch, CacheLine, Duration, EntityId, EntityRng, EventQueue, Lanes, OptTime, Packed, Time};
 use torrentlab_net::{HostConfig, HostId, Latency, Network, Transit};
 
 use torrentlab_transport::cc::CcConfig;
-use torrentlab_transport::tcp::{Segment, TcpConfig, TcpConnection, TcpState};
+use torrentlab_transport::tcp::{SackBlocks, TcpConfig, TcpConnection, TcpState};
 
 use super::conn::{Conn, NO_SLOT};
+use super::packet::{Hop, InFlight, SackQueues};
 use super::recorder::SwarmRecorder;
 use crate::event_bits;
 use crate::hugepages;
@@ -30,25 +31,11 @@ const RNG_CLIENT: u16 = 22;
 const RNG_JOIN: u16 = 23;
 const RNG_TRACKER: u16 = 24;
 
+/// The lane a packet leaves: a path lane, or a host's downlink lane.
 #[derive(Clone, Copy, Debug)]
-struct Packet {
-    conn: u32,
-    /// The side that receives it.
-    to: u8,
-    wire: u32,
-    seg: Segment,
-}
-
-#[derive(Clone, Copy, Debug)]
-enum Hop {
-    Link(torrentlab_net::LinkId),
-    Host,
-}
-
-#[derive(Clone, Copy, Debug)]
-struct InFlight {
-    hop: Hop,
-    pkt: Packet,
+enum Lane {
+    Path(u32),
+    Host(u32),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -259,10 +246,13 @@ pub(crate) struct SwarmWorld {
     pub net: Network,
     /// Packets on their way to a downlink or host, one FIFO lane per path
     /// class (see [`Route::lane`]).
-    lanes: Lanes<InFlight>,
+    lanes: Lanes<InFlight, CacheLine>,
     /// Which path lane a packet takes.
     route: Route,
-    host_lanes: Lanes<InFlight>,
+    host_lanes: Lanes<InFlight, CacheLine>,
+    /// SACK blocks of the packets in `lanes` and `host_lanes` (see [`InFlight`]).
+    sacks: SackQueues,
+    host_sacks: SackQueues,
     pub conns: Vec<Conn>,
     pub peers: Vec<Peer>,
     class_of: Vec<usize>,
@@ -284,7 +274,7 @@ pub(crate) struct SwarmWorld {
 /// that complete a frame only, it is: see [`CLIENT_AHEAD`]).
 const LOOKAHEAD: usize = 6;
 /// How many packets ahead in a lane to prefetch the lane's own entry: a
-/// lane's ring of packets in flight (128 bytes each) has left the cache since
+/// lane's ring of packets in flight (64 bytes each) has left the cache since
 /// they were sent, and reading the packet [`LOOKAHEAD`] ahead would wait for it.
 const LANE_AHEAD: usize = 12;
 /// How many packets ahead in a lane to prefetch the receiving client's state
@@ -426,6 +416,8 @@ impl SwarmWorld {
             q,
             net,
             lanes: Lanes::new(lane_count),
+            sacks: SackQueues::new(lane_count),
+            host_sacks: SackQueues::new(n),
             route: Route { src: lane_src, dst: lane_dst, dsts: lane_dsts },
             host_lanes: Lanes::new(n),
             conns,
@@ -467,20 +459,15 @@ impl SwarmWorld {
                         prefetch::prefetch(far);
                     }
                     if let Some(ahead) = self.lanes.get(lane as usize, LOOKAHEAD) {
-                        prefetch_end(
-                            &self.conns,
-                            ahead.pkt.conn as usize,
-                            ahead.pkt.to as usize,
-                            ahead.pkt.seg.len > 0,
-                        );
+                        prefetch_end(&self.conns, ahead.conn as usize, ahead.to as usize, ahead.len > 0);
                     }
                     if let Some(near) = self.lanes.get(lane as usize, CLIENT_AHEAD) {
-                        self.prefetch_client(&near.pkt);
+                        self.prefetch_client(near);
                     }
                     if let Some(next) = self.lanes.get(lane as usize, 0) {
-                        self.prefetch_frame(&next.pkt);
+                        self.prefetch_frame(next);
                     }
-                    self.hop(now, x);
+                    self.hop(now, x, Lane::Path(lane));
                 }
                 Ev::HostLane { host } => {
                     let x = *self.host_lanes.get(host as usize, 0).expect("a scheduled lane has a head");
@@ -488,7 +475,7 @@ impl SwarmWorld {
                     if let Some(t) = next {
                         self.q.schedule_head(t, Ev::HostLane { host });
                     }
-                    self.hop(now, x);
+                    self.hop(now, x, Lane::Host(host));
                 }
                 Ev::EpTimer { conn, side, tag } => {
                     self.prefetch_calendar();
@@ -573,7 +560,7 @@ impl SwarmWorld {
     /// when `pkt` brings the end of the next frame (so the client will be
     /// called). A hint: results never depend on it.
     #[inline]
-    fn prefetch_client(&self, pkt: &Packet) {
+    fn prefetch_client(&self, pkt: &InFlight) {
         let Some(c) = self.completes_frame(pkt) else { return };
         let s = pkt.to as usize;
         self.peers[c.peer[s] as usize].client.prefetch_conn(c.slot[s]);
@@ -585,7 +572,7 @@ impl SwarmWorld {
     /// connection state, which [`SwarmWorld::prefetch_client`] asked for a
     /// few packets ago (a hint).
     #[inline]
-    fn prefetch_frame(&self, pkt: &Packet) {
+    fn prefetch_frame(&self, pkt: &InFlight) {
         let Some(c) = self.completes_frame(pkt) else { return };
         let s = pkt.to as usize;
         if let Some(f) = c.head(1 - s) {
@@ -596,10 +583,10 @@ impl SwarmWorld {
     /// `pkt`'s connection, if `pkt` brings the end of the next frame to a
     /// side with a client.
     #[inline]
-    fn completes_frame(&self, pkt: &Packet) -> Option<&Conn> {
+    fn completes_frame(&self, pkt: &InFlight) -> Option<&Conn> {
         let c = self.conns.get(pkt.conn as usize)?;
         let s = pkt.to as usize;
-        let ends = pkt.seg.len > 0 && pkt.seg.seq + (pkt.seg.len as u64) >= c.next_end[1 - s];
+        let ends = pkt.len > 0 && pkt.seq + (pkt.len as u64) >= c.next_end[1 - s];
         (ends && c.slot[s] != NO_SLOT).then_some(c)
     }
 
@@ -666,13 +653,15 @@ impl SwarmWorld {
             if seg.len > 0 {
                 self.rec.payload(seg.len);
             }
-            let pkt = Packet { conn: ci, to: (1 - s) as u8, wire, seg };
             let (hop, time) = match self.net.send(now, HostId(src), HostId(dst), wire) {
                 Transit::Dropped { .. } => continue,
                 Transit::AtLink { link, time } => (Hop::Link(link), time),
                 Transit::AtHost { time, .. } => (Hop::Host, time),
             };
-            if self.lanes.push(lane, time, InFlight { hop, pkt }) {
+            if !seg.sack.is_empty() {
+                self.sacks.push(lane, seg.sack);
+            }
+            if self.lanes.push(lane, time, InFlight::pack(hop, ci, (1 - s) as u8, wire, &seg)) {
                 self.q.schedule_head(time, Ev::PathLane { lane: lane as u32 });
             }
         }
@@ -682,29 +671,42 @@ impl SwarmWorld {
         }
     }
 
-    fn hop(&mut self, now: Time, x: InFlight) {
-        match x.hop {
-            Hop::Link(link) => match self.net.arrive(now, link, x.pkt.wire) {
+    /// Moves packet `x`, just out of lane `from`, on: into its downlink's
+    /// queue, or to its receiving endpoint. Its SACK blocks, if any, leave
+    /// the lane's side queue with it.
+    fn hop(&mut self, now: Time, x: InFlight, from: Lane) {
+        let sack = if x.has_sack() {
+            match from {
+                Lane::Path(l) => self.sacks.pop(l as usize),
+                Lane::Host(h) => self.host_sacks.pop(h as usize),
+            }
+        } else {
+            SackBlocks::NONE
+        };
+        match x.hop() {
+            Hop::Link(link) => match self.net.arrive(now, link, x.wire) {
                 Transit::Dropped { .. } => {}
                 Transit::AtHost { host, time } => {
-                    if self.host_lanes.push(host.0 as usize, time, InFlight { hop: Hop::Host, pkt: x.pkt }) {
+                    if x.has_sack() {
+                        self.host_sacks.push(host.0 as usize, sack);
+                    }
+                    if self.host_lanes.push(host.0 as usize, time, x.to_host()) {
                         self.q.schedule_head(time, Ev::HostLane { host: host.0 });
                     }
                 }
                 Transit::AtLink { .. } => unreachable!("a downlink feeds a host"),
             },
             Hop::Host => {
-                let p = x.pkt;
-                let s = p.to as usize;
-                let dst = self.conns[p.conn as usize].peer[s];
-                if !self.net.ingress(HostId(dst), p.wire) {
+                let s = x.to as usize;
+                let dst = self.conns[x.conn as usize].peer[s];
+                if !self.net.ingress(HostId(dst), x.wire) {
                     return;
                 }
-                if p.seg.len > 0 {
+                if x.len > 0 {
                     self.data_packets_delivered += 1;
                 }
-                self.conns[p.conn as usize].ep[s].handle(now, &p.seg);
-                self.after_segment(now, p.conn, s);
+                self.conns[x.conn as usize].ep[s].handle(now, &x.segment(sack));
+                self.after_segment(now, x.conn, s);
             }
         }
     }
@@ -780,7 +782,7 @@ impl SwarmWorld {
     /// Packets and wire bytes in flight, for conservation checks.
     pub fn in_flight(&self) -> (u64, u64) {
         let n = (self.lanes.len() + self.host_lanes.len()) as u64;
-        let b = self.lanes.values().chain(self.host_lanes.values()).map(|x| x.pkt.wire as u64).sum();
+        let b = self.lanes.values().chain(self.host_lanes.values()).map(|x| x.wire as u64).sum();
         (n, b)
     }
 }

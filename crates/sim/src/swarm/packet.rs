@@ -1,0 +1,222 @@
+//! Packets as they wait in the world's lanes: one cache line each.
+//!
+//! A [`Segment`] is 96 bytes (64-bit sequence numbers, an optional pair of
+//! timestamps, up to four SACK blocks), so a lane entry holding one with its
+//! connection, hop and arrival time took two cache lines. Every packet is
+//! written into a lane when sent and read back when it arrives, a few hundred
+//! milliseconds later, so those lines have left the cache in between: each
+//! packet moved four lines through memory for its lane alone. [`InFlight`]
+//! packs the same fields into 56 bytes, one line with the arrival time.
+//! Only the SACK blocks do not fit: the ACKs that carry them (after a loss)
+//! leave them in a side queue of the same lane ([`SackQueues`]), taken back in
+//! the same FIFO order when the ACK leaves the lane.
+//!
+//! Nothing is lost in the packing: [`InFlight::segment`] gives back the
+//! segment that was sent, except that an advertised window above
+//! `u32::MAX` bytes is kept as `u32::MAX`, which is all that a sender keeps of
+//! it and more than a TCP header can say (RFC 7323 §2.3: 1 GiB at most).
+
+use std::collections::VecDeque;
+
+use torrentlab_engine::Time;
+use torrentlab_net::LinkId;
+use torrentlab_transport::tcp::{Flags, SackBlocks, Segment, Timestamps};
+
+/// A packet on its way: the segment, its connection and receiving side, its
+/// size on the wire and where it goes next (a downlink, or the host).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C)]
+pub(super) struct InFlight {
+    pub seq: u64,
+    pub ack: u64,
+    ts_val: u64,
+    ts_ecr: u64,
+    pub conn: u32,
+    /// Payload bytes (none are stored).
+    pub len: u32,
+    /// Advertised receive window, bytes (saturated at `u32::MAX`).
+    window: u32,
+    /// Bytes of the IP packet.
+    pub wire: u32,
+    /// The downlink the packet crosses next, or [`InFlight::HOST`].
+    hop: u32,
+    /// The side that receives it.
+    pub to: u8,
+    flags: u8,
+    /// [`TS`], [`ECR`], [`SACK`].
+    opts: u8,
+}
+
+/// The segment carries timestamps.
+const TS: u8 = 1;
+/// Its timestamps echo one (TSecr is set).
+const ECR: u8 = 2;
+/// Its SACK blocks wait in the lane's side queue.
+const SACK: u8 = 4;
+
+/// Where a packet goes next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Hop {
+    /// Into this downlink's queue.
+    Link(LinkId),
+    /// To the receiving host.
+    Host,
+}
+
+impl InFlight {
+    const HOST: u32 = u32::MAX;
+
+    /// Packs `seg`, sent on side `1 - to` of connection `conn`. When it
+    /// carries SACK blocks, the caller queues `seg.sack` in the lane's side
+    /// queue.
+    #[inline]
+    pub fn pack(hop: Hop, conn: u32, to: u8, wire: u32, seg: &Segment) -> InFlight {
+        let (ts_val, ts_ecr, ts) = match seg.timestamps {
+            None => (0, 0, 0),
+            Some(Timestamps { val, ecr: None }) => (val.0, 0, TS),
+            Some(Timestamps { val, ecr: Some(e) }) => (val.0, e.0, TS | ECR),
+        };
+        InFlight {
+            seq: seg.seq,
+            ack: seg.ack,
+            ts_val,
+            ts_ecr,
+            conn,
+            len: seg.len,
+            window: seg.window.min(u32::MAX as u64) as u32,
+            wire,
+            hop: match hop {
+                Hop::Link(l) => {
+                    debug_assert_ne!(l.0, Self::HOST, "link ids stay below u32::MAX");
+                    l.0
+                }
+                Hop::Host => Self::HOST,
+            },
+            to,
+            flags: seg.flags.0,
+            opts: ts | if seg.sack.is_empty() { 0 } else { SACK },
+        }
+    }
+
+    pub fn hop(&self) -> Hop {
+        if self.hop == Self::HOST {
+            Hop::Host
+        } else {
+            Hop::Link(LinkId(self.hop))
+        }
+    }
+
+    /// The same packet, going on to its host.
+    pub fn to_host(mut self) -> InFlight {
+        self.hop = Self::HOST;
+        self
+    }
+
+    /// Its SACK blocks wait in the side queue of its lane.
+    #[inline]
+    pub fn has_sack(&self) -> bool {
+        self.opts & SACK != 0
+    }
+
+    /// The segment that was packed, with `sack` from the side queue (or none).
+    #[inline]
+    pub fn segment(&self, sack: SackBlocks) -> Segment {
+        debug_assert_eq!(self.has_sack(), !sack.is_empty(), "side queue out of step");
+        Segment {
+            seq: self.seq,
+            ack: self.ack,
+            len: self.len,
+            flags: Flags(self.flags),
+            window: self.window as u64,
+            timestamps: (self.opts & TS != 0).then_some(Timestamps {
+                val: Time(self.ts_val),
+                ecr: (self.opts & ECR != 0).then_some(Time(self.ts_ecr)),
+            }),
+            sack,
+        }
+    }
+}
+
+/// The SACK blocks of the packets in each lane that carry them, in lane order.
+pub(super) struct SackQueues {
+    lanes: Vec<VecDeque<SackBlocks>>,
+}
+
+impl SackQueues {
+    pub fn new(count: usize) -> Self {
+        SackQueues { lanes: (0..count).map(|_| VecDeque::new()).collect() }
+    }
+
+    pub fn push(&mut self, lane: usize, sack: SackBlocks) {
+        self.lanes[lane].push_back(sack);
+    }
+
+    /// The blocks of the packet with SACK blocks that leaves `lane` now.
+    pub fn pop(&mut self, lane: usize) -> SackBlocks {
+        self.lanes[lane].pop_front().expect("a packet with SACK blocks has them queued")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seg() -> Segment {
+        Segment {
+            seq: (1 << 40) + 7,
+            ack: 99,
+            len: 1448,
+            flags: Flags::ACK | Flags::PSH,
+            window: 3 << 20,
+            timestamps: Some(Timestamps { val: Time(5_000_000_123), ecr: Some(Time(4_000_000_001)) }),
+            sack: SackBlocks::NONE,
+        }
+    }
+
+    #[test]
+    fn a_lane_entry_with_its_arrival_time_fills_one_cache_line() {
+        assert_eq!(std::mem::size_of::<(Time, InFlight)>(), 64);
+    }
+
+    #[test]
+    fn packing_gives_back_the_segment_that_was_sent() {
+        let cases = [
+            seg(),
+            Segment { timestamps: None, ..seg() },
+            Segment { timestamps: Some(Timestamps { val: Time(3), ecr: None }), flags: Flags::SYN, ..seg() },
+            Segment { sack: SackBlocks::new(99, [(1000, 2448), (5000, 6448)]), len: 0, ..seg() },
+        ];
+        for s in cases {
+            let x = InFlight::pack(Hop::Link(LinkId(17)), 42, 1, s.wire_len(), &s);
+            assert_eq!((x.conn, x.to, x.wire, x.hop()), (42, 1, s.wire_len(), Hop::Link(LinkId(17))));
+            assert_eq!(x.has_sack(), !s.sack.is_empty());
+            assert_eq!(x.segment(s.sack), s);
+            assert_eq!(x.to_host().hop(), Hop::Host);
+        }
+    }
+
+    #[test]
+    fn a_window_beyond_32_bits_is_kept_as_the_largest_a_sender_reads() {
+        let x = InFlight::pack(Hop::Host, 0, 0, 52, &Segment { window: u64::MAX, ..seg() });
+        assert_eq!(x.segment(SackBlocks::NONE).window, u32::MAX as u64);
+    }
+
+    #[test]
+    fn sack_blocks_come_back_with_their_own_packets_in_lane_order() {
+        let mut q = SackQueues::new(2);
+        let a = Segment { sack: SackBlocks::new(99, [(1000, 2448)]), ..seg() };
+        let b = Segment { sack: SackBlocks::new(99, [(3000, 4448)]), ..seg() };
+        let packed: Vec<_> = [&a, &seg(), &b]
+            .iter()
+            .map(|s| {
+                if !s.sack.is_empty() {
+                    q.push(1, s.sack);
+                }
+                InFlight::pack(Hop::Host, 1, 0, 100, s)
+            })
+            .collect();
+        let back: Vec<_> =
+            packed.iter().map(|x| x.segment(if x.has_sack() { q.pop(1) } else { SackBlocks::NONE })).collect();
+        assert_eq!(back, vec![a, seg(), b]);
+    }
+}
