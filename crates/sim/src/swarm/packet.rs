@@ -2,11 +2,12 @@
 //!
 //! A [`Segment`] is 96 bytes (64-bit sequence numbers, an optional pair of
 //! timestamps, up to four SACK blocks), so a lane entry holding one with its
-//! connection, hop and arrival time took two cache lines. Every packet is
-//! written into a lane when sent and read back when it arrives, a few hundred
-//! milliseconds later, so those lines have left the cache in between: each
-//! packet moved four lines through memory for its lane alone. [`InFlight`]
-//! packs the same fields into 56 bytes, one line with the arrival time.
+//! connection, hop and arrival time took 128 bytes: two or three cache lines
+//! at 8-byte alignment. Every packet is written into a lane when sent and
+//! read back when it arrives, a few hundred milliseconds later, after those
+//! lines have left the cache. [`InFlight`] packs the same fields into 56
+//! bytes; with its arrival time, in lanes aligned to cache lines
+//! ([`torrentlab_engine::CacheLine`]), that is one line written and one read.
 //! Only the SACK blocks do not fit: the ACKs that carry them (after a loss)
 //! leave them in a side queue of the same lane ([`SackQueues`]), taken back in
 //! the same FIFO order when the ACK leaves the lane.
