@@ -186,7 +186,14 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         }
         let mut slots = std::mem::take(&mut self.slots);
         slots.clear();
-        slots.extend(self.scan(64).filter(|(_, c)| c.ready() && !c.remote_choking).map(|(s, _)| s));
+        self.unchoking.extend_into(&mut slots);
+        debug_assert!(
+            slots
+                .iter()
+                .copied()
+                .eq(self.connections().filter(|(_, c)| c.ready() && !c.remote_choking).map(|(s, _)| s)),
+            "the unchoking set is what a scan finds"
+        );
         // Each of them is asked for more, which first reads its rate meter
         // and request list (the slot's second line): ask for those lines now,
         // so they arrive together while the order is drawn.

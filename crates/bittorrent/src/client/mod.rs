@@ -13,6 +13,7 @@
 
 pub mod conn;
 mod download;
+mod slot_set;
 mod upload;
 
 #[cfg(test)]
@@ -28,6 +29,7 @@ use crate::torrent::Torrent;
 use crate::tracker::{AnnounceEvent, AnnounceSchedule};
 use crate::wire::Message;
 pub use conn::{Frame, PeerConn, Stage};
+use slot_set::SlotSet;
 
 /// How many connection entries ahead a scan of them (a rechoke's,
 /// [`Client::scan`]) asks for.
@@ -156,6 +158,9 @@ pub struct Client<P = PiecePicker, C = MainlineChoker, L = RateLimiter> {
     limiter: L,
     conns: Vec<Option<PeerConn>>,
     free: Vec<u32>,
+    /// Slots whose remote unchokes us (ready, not choking): what `let_go`
+    /// asks for more, found without reading every connection.
+    unchoking: SlotSet,
     /// Peers from the tracker not dialled yet (`spares`, at most `max_initiate`).
     spares: Vec<u32>,
     announces: AnnounceSchedule,
@@ -212,6 +217,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             picker,
             conns: Vec::new(),
             free: Vec::new(),
+            unchoking: SlotSet::default(),
             spares: Vec::new(),
             announces: AnnounceSchedule::default(),
             started: false,
@@ -256,19 +262,6 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     /// Open connections (any stage).
     pub fn connections(&self) -> impl Iterator<Item = (u32, &PeerConn)> {
         self.conns.iter().enumerate().filter_map(|(i, c)| c.as_ref().map(|c| (i as u32, c)))
-    }
-
-    /// [`Client::connections`] for a scan that reads the first `bytes` of
-    /// every entry: the table has mostly left the cache since the last scan,
-    /// so each step asks for the entry [`SCAN_AHEAD`] places on.
-    fn scan(&self, bytes: usize) -> impl Iterator<Item = (u32, &PeerConn)> {
-        scan_start(&self.conns, bytes);
-        let (table, n) = (self.conns.as_ptr(), self.conns.len());
-        self.conns
-            .iter()
-            .enumerate()
-            .inspect(move |&(i, _)| scan_hint(table, n, i, bytes))
-            .filter_map(|(i, c)| c.as_ref().map(|c| (i as u32, c)))
     }
 
     pub fn connection(&self, slot: u32) -> Option<&PeerConn> {
@@ -435,6 +428,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     fn drop_conn(&mut self, now: Time, slot: u32, io: &mut dyn Io, replace: bool) {
         let c = self.conns[slot as usize].take().expect("a live slot");
         self.free.push(slot);
+        self.unchoking.remove(slot);
         self.limiter.remove(slot);
         if c.ready() {
             self.picker.peer_bitfield(&c.have, false);
@@ -495,10 +489,15 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
                 let c = self.conn(slot);
                 c.remote_choking = true;
                 let active = std::mem::take(&mut c.active);
+                self.unchoking.remove(slot);
                 self.let_go(now, &active, io);
             }
             Message::Unchoke => {
-                self.conn(slot).remote_choking = false;
+                let c = self.conn(slot);
+                c.remote_choking = false;
+                if c.ready() {
+                    self.unchoking.insert(slot);
+                }
                 self.request_more(now, slot, io);
             }
             Message::Interested | Message::NotInterested => {

@@ -1,0 +1,60 @@
+//! A set of connection slots as a bitset: the client's answer to "which
+//! connections are in this state" without reading every connection.
+
+/// Slot numbers, one bit each; iterated in ascending order, as a scan of the
+/// connection table meets them.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct SlotSet {
+    words: Vec<u64>,
+}
+
+impl SlotSet {
+    pub fn insert(&mut self, slot: u32) {
+        let w = slot as usize / 64;
+        if w >= self.words.len() {
+            self.words.resize(w + 1, 0);
+        }
+        self.words[w] |= 1 << (slot % 64);
+    }
+
+    pub fn remove(&mut self, slot: u32) {
+        if let Some(w) = self.words.get_mut(slot as usize / 64) {
+            *w &= !(1 << (slot % 64));
+        }
+    }
+
+    #[cfg(test)]
+    pub fn contains(&self, slot: u32) -> bool {
+        self.words.get(slot as usize / 64).is_some_and(|w| w & (1 << (slot % 64)) != 0)
+    }
+
+    /// Appends the slots in the set to `out`, lowest first.
+    pub fn extend_into(&self, out: &mut Vec<u32>) {
+        for (i, &word) in self.words.iter().enumerate() {
+            let mut w = word;
+            while w != 0 {
+                out.push(i as u32 * 64 + w.trailing_zeros());
+                w &= w - 1;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_come_out_lowest_first_and_removed_ones_do_not() {
+        let mut s = SlotSet::default();
+        for x in [130, 3, 64, 0, 63, 129] {
+            s.insert(x);
+        }
+        s.remove(129);
+        s.remove(500); // beyond the words: nothing to do
+        let mut out = vec![7];
+        s.extend_into(&mut out);
+        assert_eq!(out, vec![7, 0, 3, 63, 64, 130]);
+        assert!(s.contains(64) && !s.contains(129) && !s.contains(1000));
+    }
+}
