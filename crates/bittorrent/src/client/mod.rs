@@ -31,8 +31,7 @@ use crate::wire::Message;
 pub use conn::{Frame, PeerConn, Stage};
 use slot_set::SlotSet;
 
-/// How many connection entries ahead a scan of them (a rechoke's,
-/// [`Client::scan`]) asks for.
+/// How many connection entries ahead a scan of them (a rechoke's) asks for.
 const SCAN_AHEAD: usize = 4;
 
 /// Scans of the connection table jump 256 bytes at a time through memory
