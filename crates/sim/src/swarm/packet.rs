@@ -9,8 +9,8 @@
 //! bytes; with its arrival time, in lanes aligned to cache lines
 //! ([`torrentlab_engine::CacheLine`]), that is one line written and one read.
 //! Only the SACK blocks do not fit: the ACKs that carry them (after a loss)
-//! leave them in a side queue of the same lane ([`SackQueues`]), taken back in
-//! the same FIFO order when the ACK leaves the lane.
+//! leave them in a side queue of the same lane, taken back in the same FIFO
+//! order when the ACK leaves the lane ([`PacketLanes`] keeps the two in step).
 //!
 //! Nothing is lost in the packing: [`InFlight::segment`] gives back the
 //! segment that was sent, except that an advertised window above
@@ -19,7 +19,7 @@
 
 use std::collections::VecDeque;
 
-use torrentlab_engine::Time;
+use torrentlab_engine::{CacheLine, Lanes, Time};
 use torrentlab_net::LinkId;
 use torrentlab_transport::tcp::{Flags, SackBlocks, Segment, Timestamps};
 
@@ -67,9 +67,8 @@ pub(super) enum Hop {
 impl InFlight {
     const HOST: u32 = u32::MAX;
 
-    /// Packs `seg`, sent on side `1 - to` of connection `conn`. When it
-    /// carries SACK blocks, the caller queues `seg.sack` in the lane's side
-    /// queue.
+    /// Packs `seg`, sent on side `1 - to` of connection `conn`; its SACK
+    /// blocks go to [`PacketLanes::push`] beside it.
     #[inline]
     pub fn pack(hop: Hop, conn: u32, to: u8, wire: u32, seg: &Segment) -> InFlight {
         let (ts_val, ts_ecr, ts) = match seg.timestamps {
@@ -138,23 +137,59 @@ impl InFlight {
     }
 }
 
-/// The SACK blocks of the packets in each lane that carry them, in lane order.
-pub(super) struct SackQueues {
-    lanes: Vec<VecDeque<SackBlocks>>,
+/// FIFO lanes of packets on their way ([`Lanes`] of [`InFlight`], one cache
+/// line each), with the SACK blocks of the packets that carry some in a side
+/// queue per lane, in lane order. Its forwarders are `inline(always)`: with
+/// plain `#[inline]` the event loop was inlined differently and ran 0.8 %
+/// more instructions per event.
+pub(super) struct PacketLanes {
+    lanes: Lanes<InFlight, CacheLine>,
+    sacks: Vec<VecDeque<SackBlocks>>,
 }
 
-impl SackQueues {
+impl PacketLanes {
     pub fn new(count: usize) -> Self {
-        SackQueues { lanes: (0..count).map(|_| VecDeque::new()).collect() }
+        PacketLanes { lanes: Lanes::new(count), sacks: (0..count).map(|_| VecDeque::new()).collect() }
     }
 
-    pub fn push(&mut self, lane: usize, sack: SackBlocks) {
-        self.lanes[lane].push_back(sack);
+    /// Appends `x` to `lane` at `time`, and `sack`, the blocks it was packed
+    /// without, when it has some. True when the lane was empty (see
+    /// [`Lanes::push`]).
+    #[inline(always)]
+    pub fn push(&mut self, lane: usize, time: Time, x: InFlight, sack: &SackBlocks) -> bool {
+        if x.has_sack() {
+            self.sacks[lane].push_back(*sack);
+        }
+        self.lanes.push(lane, time, x)
     }
 
-    /// The blocks of the packet with SACK blocks that leaves `lane` now.
-    pub fn pop(&mut self, lane: usize) -> SackBlocks {
-        self.lanes[lane].pop_front().expect("a packet with SACK blocks has them queued")
+    /// The `i`-th packet waiting in `lane` (0: its head).
+    #[inline(always)]
+    pub fn get(&self, lane: usize, i: usize) -> Option<&InFlight> {
+        self.lanes.get(lane, i)
+    }
+
+    /// Drops the head of `lane`, read with [`PacketLanes::get`] (its SACK
+    /// blocks, if any, taken with [`PacketLanes::take_sack`]); returns the
+    /// time of the new head.
+    #[inline(always)]
+    pub fn advance(&mut self, lane: usize) -> Option<Time> {
+        self.lanes.advance(lane)
+    }
+
+    /// The SACK blocks of the packet with some that leaves `lane` now.
+    pub fn take_sack(&mut self, lane: usize) -> SackBlocks {
+        self.sacks[lane].pop_front().expect("a packet with SACK blocks has them queued")
+    }
+
+    /// Packets waiting in all lanes.
+    pub fn len(&self) -> usize {
+        self.lanes.len()
+    }
+
+    /// Every waiting packet, lane by lane.
+    pub fn values(&self) -> impl Iterator<Item = &InFlight> {
+        self.lanes.values()
     }
 }
 
@@ -204,20 +239,19 @@ mod tests {
 
     #[test]
     fn sack_blocks_come_back_with_their_own_packets_in_lane_order() {
-        let mut q = SackQueues::new(2);
+        let mut q = PacketLanes::new(2);
         let a = Segment { sack: SackBlocks::new(99, [(1000, 2448)]), ..seg() };
         let b = Segment { sack: SackBlocks::new(99, [(3000, 4448)]), ..seg() };
         let packed: Vec<_> = [&a, &seg(), &b]
             .iter()
             .map(|s| {
-                if !s.sack.is_empty() {
-                    q.push(1, s.sack);
-                }
-                InFlight::pack(Hop::Host, 1, 0, 100, s)
+                let x = InFlight::pack(Hop::Host, 1, 0, 100, s);
+                q.push(1, Time(0), x, &s.sack);
+                x
             })
             .collect();
         let back: Vec<_> =
-            packed.iter().map(|x| x.segment(if x.has_sack() { q.pop(1) } else { SackBlocks::NONE })).collect();
+            packed.iter().map(|x| x.segment(if x.has_sack() { q.take_sack(1) } else { SackBlocks::NONE })).collect();
         assert_eq!(back, vec![a, seg(), b]);
     }
 }

@@ -10,14 +10,14 @@
 use std::sync::Arc;
 use torrentlab_bittorrent::client::{Client, Frame, Io, Note};
 use torrentlab_bittorrent::tracker::{AnnounceEvent, Tracker};
-use torrentlab_engine::{prefetch, CacheLine, Duration, EntityId, EntityRng, EventQueue, Lanes, OptTime, Packed, Time};
+use torrentlab_engine::{prefetch, Duration, EntityId, EntityRng, EventQueue, OptTime, Packed, Time};
 use torrentlab_net::{HostConfig, HostId, Latency, Network, Transit};
 
 use torrentlab_transport::cc::CcConfig;
 use torrentlab_transport::tcp::{SackBlocks, TcpConfig, TcpConnection, TcpState};
 
 use super::conn::{Conn, NO_SLOT};
-use super::packet::{Hop, InFlight, SackQueues};
+use super::packet::{Hop, InFlight, PacketLanes};
 use super::recorder::SwarmRecorder;
 use crate::event_bits;
 use crate::hugepages;
@@ -246,13 +246,10 @@ pub(crate) struct SwarmWorld {
     pub net: Network,
     /// Packets on their way to a downlink or host, one FIFO lane per path
     /// class (see [`Route::lane`]).
-    lanes: Lanes<InFlight, CacheLine>,
+    lanes: PacketLanes,
     /// Which path lane a packet takes.
     route: Route,
-    host_lanes: Lanes<InFlight, CacheLine>,
-    /// SACK blocks of the packets in `lanes` and `host_lanes` (see [`InFlight`]).
-    sacks: SackQueues,
-    host_sacks: SackQueues,
+    host_lanes: PacketLanes,
     pub conns: Vec<Conn>,
     pub peers: Vec<Peer>,
     class_of: Vec<usize>,
@@ -415,11 +412,9 @@ impl SwarmWorld {
         SwarmWorld {
             q,
             net,
-            lanes: Lanes::new(lane_count),
-            sacks: SackQueues::new(lane_count),
-            host_sacks: SackQueues::new(n),
+            lanes: PacketLanes::new(lane_count),
             route: Route { src: lane_src, dst: lane_dst, dsts: lane_dsts },
-            host_lanes: Lanes::new(n),
+            host_lanes: PacketLanes::new(n),
             conns,
             leechers_left: peers.iter().filter(|p| !p.seed).count(),
             peers,
@@ -658,10 +653,7 @@ impl SwarmWorld {
                 Transit::AtLink { link, time } => (Hop::Link(link), time),
                 Transit::AtHost { time, .. } => (Hop::Host, time),
             };
-            if !seg.sack.is_empty() {
-                self.sacks.push(lane, seg.sack);
-            }
-            if self.lanes.push(lane, time, InFlight::pack(hop, ci, (1 - s) as u8, wire, &seg)) {
+            if self.lanes.push(lane, time, InFlight::pack(hop, ci, (1 - s) as u8, wire, &seg), &seg.sack) {
                 self.q.schedule_head(time, Ev::PathLane { lane: lane as u32 });
             }
         }
@@ -677,8 +669,8 @@ impl SwarmWorld {
     fn hop(&mut self, now: Time, x: InFlight, from: Lane) {
         let sack = if x.has_sack() {
             match from {
-                Lane::Path(l) => self.sacks.pop(l as usize),
-                Lane::Host(h) => self.host_sacks.pop(h as usize),
+                Lane::Path(l) => self.lanes.take_sack(l as usize),
+                Lane::Host(h) => self.host_lanes.take_sack(h as usize),
             }
         } else {
             SackBlocks::NONE
@@ -687,10 +679,7 @@ impl SwarmWorld {
             Hop::Link(link) => match self.net.arrive(now, link, x.wire) {
                 Transit::Dropped { .. } => {}
                 Transit::AtHost { host, time } => {
-                    if x.has_sack() {
-                        self.host_sacks.push(host.0 as usize, sack);
-                    }
-                    if self.host_lanes.push(host.0 as usize, time, x.to_host()) {
+                    if self.host_lanes.push(host.0 as usize, time, x.to_host(), &sack) {
                         self.q.schedule_head(time, Ev::HostLane { host: host.0 });
                     }
                 }
