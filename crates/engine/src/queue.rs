@@ -117,7 +117,7 @@ impl<E: Packed> EventQueue<E> {
     /// # Panics
     /// If `time` is before the current time: that would make time go backwards,
     /// which is always a bug in the caller.
-    #[inline]
+    #[inline(always)]
     pub fn schedule(&mut self, time: Time, event: E) {
         let k = self.key_for(time, event);
         self.keys.push(k);
@@ -131,14 +131,14 @@ impl<E: Packed> EventQueue<E> {
     ///
     /// # Panics
     /// As [`EventQueue::schedule`].
-    #[inline]
+    #[inline(always)]
     pub fn schedule_head(&mut self, time: Time, event: E) {
         let k = self.key_for(time, event);
         self.heads.push(Reverse(k));
     }
 
     /// The key of `event` at `time`: its place in the total order.
-    #[inline]
+    #[inline(always)]
     fn key_for(&mut self, time: Time, event: E) -> u128 {
         assert!(time >= self.now, "event scheduled in the past: {:?} < now {:?}", time, self.now);
         let low = match event.pack() {
@@ -212,7 +212,7 @@ impl<E: Packed> EventQueue<E> {
     }
 
     /// Puts an event that does not pack in the slab; returns its slot.
-    #[inline]
+    #[inline(never)]
     fn park(&mut self, event: E) -> u32 {
         match self.free.pop() {
             Some(s) => {

@@ -295,13 +295,13 @@ impl TcpConnection {
             }
         }
         if ack {
-            let mut a = *seg;
-            if self.fin_sent && a.ack > self.tx.snd_max() {
+            let mut acked = seg.ack;
+            if self.fin_sent && acked > self.tx.snd_max() {
                 self.fin_acked = true;
                 self.ctl_deadline = OptTime::NONE; // the FIN's: `fin_sent` holds
-                a.ack = self.tx.snd_max();
+                acked = self.tx.snd_max();
             }
-            self.tx.handle_ack(now, &a);
+            self.tx.handle_ack_of(now, seg, acked);
         }
         if seg.len > 0 {
             self.rx.handle_segment(self.tx.config(), now, seg);

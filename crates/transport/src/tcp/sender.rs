@@ -322,10 +322,12 @@ impl TcpSender {
     /// The next segment to put on the wire, if the windows allow one.
     #[inline]
     pub fn poll_transmit(&mut self, now: Time) -> Option<Segment> {
-        let mss = self.cfg.mss as u64;
-        if self.cfg.sack && self.recovery.is_some() {
+        // The endpoint's own fields first: most calls find nothing to send
+        // without reading the configuration.
+        if self.recovery.is_some() && self.cfg.sack {
             return self.sack_transmit(now);
         }
+        let mss = self.cfg.mss as u64;
         if self.retransmit_pending {
             self.retransmit_pending = false;
             let len = (self.snd_max - self.snd_una).min(mss) as u32;
@@ -493,8 +495,15 @@ impl TcpSender {
     }
 
     /// Processes an acknowledgement from the receiver.
+    #[inline]
     pub fn handle_ack(&mut self, now: Time, seg: &Segment) {
-        let ack = seg.ack;
+        self.handle_ack_of(now, seg, seg.ack);
+    }
+
+    /// [`TcpSender::handle_ack`] with `ack` in place of `seg.ack` (a FIN's
+    /// sequence number taken out by the connection), without copying the
+    /// segment to change it.
+    pub(crate) fn handle_ack_of(&mut self, now: Time, seg: &Segment, ack: u64) {
         if ack > self.snd_max {
             return; // acknowledges data never sent: ignore (RFC 9293 §3.10.7.4)
         }
