@@ -77,6 +77,13 @@ impl Timer {
     /// Whether an event with `tag` firing at `at` would find its deadline
     /// due, as [`Timer::fire_following`] would say then if nothing changed
     /// before (a hint: it changes nothing).
+    /// Whether [`Timer::fire`] would fire the event `tag` at `at`, without
+    /// changing anything.
+    #[inline]
+    pub fn would_fire(&self, tag: Tag, at: Time) -> bool {
+        self.queued(tag, at)
+    }
+
     #[inline]
     pub fn would_be_due(&self, tag: Tag, at: Time) -> bool {
         self.queued(tag, at) && self.want <= at
@@ -151,6 +158,19 @@ mod tests {
         assert_ne!(old, new);
         assert!(!t.fire(old, Time(100)), "the superseded event at the same instant is stale");
         assert!(t.fire(new, Time(100)));
+    }
+
+    #[test]
+    fn would_fire_says_what_fire_will_say_without_changing_anything() {
+        let mut t = Timer::default();
+        let g = t.arm(Some(Time(100))).unwrap();
+        t.arm(Some(Time(300))); // later: fire still fires the queued event at 100
+        assert!(!t.would_fire(g, Time(99)), "before the queued deadline");
+        assert!(!t.would_fire(g.wrapping_add(1), Time(100)), "another tag");
+        assert!(t.would_fire(g, Time(100)));
+        assert!(t.would_fire(g, Time(100)), "asking twice changes nothing");
+        assert!(t.fire(g, Time(100)));
+        assert!(!t.would_fire(g, Time(100)), "fired: nothing queued");
     }
 
     #[test]

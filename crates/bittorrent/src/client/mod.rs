@@ -277,6 +277,24 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         }
     }
 
+    /// A hint for drivers, a few events before [`Client::prefetch_turn`]:
+    /// start loading the upload limiter, which that reads.
+    #[inline]
+    pub fn prefetch_limiter(&self) {
+        self.limiter.prefetch();
+    }
+
+    /// A hint for drivers: this client's timer fires soon. If that is an
+    /// upload turn, it writes to the limiter's next connection first: start
+    /// loading that connection's first two lines (a turn a rate-limited wait
+    /// earlier would be too early: they leave the cache in between).
+    #[inline]
+    pub fn prefetch_turn(&self) {
+        if let Some(Some(c)) = self.limiter.next_up().and_then(|s| self.conns.get(s as usize)) {
+            torrentlab_engine::prefetch::prefetch_bytes(c as *const PeerConn, 128);
+        }
+    }
+
     /// `frame` will soon reach slot `slot`, whose state [`Client::prefetch_conn`]
     /// has already asked for: starts loading what handling it reads beyond
     /// that (for a HAVE, the word of the remote's bitfield and the picker's

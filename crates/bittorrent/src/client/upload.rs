@@ -54,10 +54,6 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     pub(super) fn try_send(&mut self, now: Time, io: &mut dyn Io) {
         let Client { limiter, conns, torrent, stats, .. } = self;
         limiter.try_send(now, false, &mut |s, max| send_partial(now, conns, torrent, stats, io, s, max));
-        // The next turn, a rate-limited wait away, starts from that slot.
-        if let Some(Some(c)) = limiter.next_up().and_then(|s| conns.get(s as usize)) {
-            torrentlab_engine::prefetch::prefetch_bytes(c as *const PeerConn, 128);
-        }
     }
 
     pub(super) fn choke(&mut self, slot: u32, io: &mut dyn Io) {

@@ -530,24 +530,45 @@ impl SwarmWorld {
         progress(self.end);
     }
 
-    /// Starts loading what the endpoint timer events a few places ahead in
-    /// the calendar will read: the timer's line [`TIMER_AHEAD`] events
-    /// ahead; and [`DUE_AHEAD`] ahead, where that line has arrived, the
-    /// connection and endpoint if the timer will be due (a delayed ACK or a
-    /// retransmission to send). A hint: results never depend on it.
+    /// Starts loading what the timer events a few places ahead in the
+    /// calendar will read: [`TIMER_AHEAD`] events ahead, an endpoint timer's
+    /// line, or a client timer's and its limiter's; and [`DUE_AHEAD`] ahead,
+    /// where those lines have arrived, the connection and endpoint if the
+    /// endpoint timer will be due (a delayed ACK or a retransmission to send),
+    /// or the connection an upload turn will write to first. A hint: results
+    /// never depend on it.
     #[inline]
     fn prefetch_calendar(&self) {
-        if let Some((_, Ev::EpTimer { conn, side, .. })) = self.q.calendar_ahead(TIMER_AHEAD) {
-            if let Some(c) = self.conns.get(conn as usize) {
-                prefetch::prefetch(&c.timer[side as usize]);
-            }
-        }
-        if let Some((at, Ev::EpTimer { conn, side, tag })) = self.q.calendar_ahead(DUE_AHEAD) {
-            if let Some(c) = self.conns.get(conn as usize) {
-                if c.timer[side as usize].would_be_due(tag, at) {
-                    prefetch_end(&self.conns, conn as usize, side as usize, false);
+        match self.q.calendar_ahead(TIMER_AHEAD) {
+            Some((_, Ev::EpTimer { conn, side, .. })) => {
+                if let Some(c) = self.conns.get(conn as usize) {
+                    prefetch::prefetch(&c.timer[side as usize]);
                 }
             }
+            Some((_, Ev::ClientTimer { peer, .. })) => {
+                if let Some(p) = self.peers.get(peer as usize) {
+                    prefetch::prefetch(&p.timer);
+                    p.client.prefetch_limiter();
+                }
+            }
+            _ => {}
+        }
+        match self.q.calendar_ahead(DUE_AHEAD) {
+            Some((at, Ev::EpTimer { conn, side, tag })) => {
+                if let Some(c) = self.conns.get(conn as usize) {
+                    if c.timer[side as usize].would_be_due(tag, at) {
+                        prefetch_end(&self.conns, conn as usize, side as usize, false);
+                    }
+                }
+            }
+            Some((at, Ev::ClientTimer { peer, tag })) => {
+                if let Some(p) = self.peers.get(peer as usize) {
+                    if p.timer.would_fire(tag, at) {
+                        p.client.prefetch_turn();
+                    }
+                }
+            }
+            _ => {}
         }
     }
 
