@@ -327,10 +327,9 @@ impl TcpSender {
         if self.recovery.is_some() && self.cfg.sack {
             return self.sack_transmit(now);
         }
-        let mss = self.cfg.mss as u64;
         if self.retransmit_pending {
             self.retransmit_pending = false;
-            let len = (self.snd_max - self.snd_una).min(mss) as u32;
+            let len = (self.snd_max - self.snd_una).min(self.cfg.mss as u64) as u32;
             if len > 0 {
                 let seq = self.snd_una;
                 self.account_send(now, seq, len);
@@ -340,6 +339,7 @@ impl TcpSender {
         if self.snd_nxt >= self.app_end {
             return None;
         }
+        let mss = self.cfg.mss as u64;
         let mut len = (self.app_end - self.snd_nxt).min(mss);
         let flight = self.snd_nxt - self.snd_una;
         if flight == 0 && self.cfg.slow_start_after_idle && self.restart_could_matter() {
