@@ -125,15 +125,25 @@ impl Picker for PiecePicker {
     }
 }
 
+/// One piece's block counts.
+#[derive(Clone, Copy, Debug)]
+struct PieceCounts {
+    /// Index in `block` of the piece's first block.
+    base: u32,
+    blocks: u32,
+    /// Blocks not `Free`, and blocks `Received`.
+    requested: u32,
+    received: u32,
+}
+
 /// The piece picker of one peer.
 #[derive(Clone, Debug)]
 pub struct PiecePicker {
-    /// First block of piece `i` is `block_base[i]`; `block_base[n]` = all blocks.
-    block_base: Vec<u32>,
+    /// Per piece, its block counts, together: a pick reads them piece by
+    /// piece (a quarter of a cache line each, where three arrays cost a
+    /// line each).
+    pieces: Vec<PieceCounts>,
     block: Vec<BlockState>,
-    /// Per piece: blocks not `Free`, and blocks `Received`.
-    requested: Vec<u32>,
-    received: Vec<u32>,
     have: Bitfield,
     availability: Vec<u32>,
     random_order: Vec<u32>,
@@ -157,18 +167,16 @@ impl PiecePicker {
             let j = rng.range_inclusive(0, i as u64) as usize;
             random_order.swap(i, j);
         }
-        let mut block_base = Vec::with_capacity(n as usize + 1);
+        let mut pieces = Vec::with_capacity(n as usize);
         let mut total = 0u32;
         for i in 0..n {
-            block_base.push(total);
-            total += torrent.blocks_in(i);
+            let blocks = torrent.blocks_in(i);
+            pieces.push(PieceCounts { base: total, blocks, requested: 0, received: 0 });
+            total += blocks;
         }
-        block_base.push(total);
         PiecePicker {
-            block_base,
+            pieces,
             block: vec![BlockState::Free; total as usize],
-            requested: vec![0; n as usize],
-            received: vec![0; n as usize],
             have: Bitfield::new(n),
             availability: vec![0; n as usize],
             random_order,
@@ -186,10 +194,10 @@ impl PiecePicker {
         let mut p = Self::new(torrent, rng);
         for i in 0..torrent.pieces() {
             p.have.set(i);
-            let (a, b) = (p.block_base[i as usize] as usize, p.block_base[i as usize + 1] as usize);
+            let c = &mut p.pieces[i as usize];
+            let (a, b) = (c.base as usize, (c.base + c.blocks) as usize);
+            (c.requested, c.received) = (c.blocks, c.blocks);
             p.block[a..b].fill(BlockState::Received);
-            p.requested[i as usize] = (b - a) as u32;
-            p.received[i as usize] = (b - a) as u32;
             p.free.unset(i);
         }
         p.free_blocks = 0;
@@ -203,17 +211,17 @@ impl PiecePicker {
     /// Blocks in `piece`.
     #[inline]
     pub fn blocks_in(&self, piece: u32) -> u32 {
-        self.block_base[piece as usize + 1] - self.block_base[piece as usize]
+        self.pieces[piece as usize].blocks
     }
 
     #[inline]
     fn state(&self, piece: u32, block: u32) -> BlockState {
-        self.block[(self.block_base[piece as usize] + block) as usize]
+        self.block[(self.pieces[piece as usize].base + block) as usize]
     }
 
     #[inline]
     fn set_state(&mut self, piece: u32, block: u32, s: BlockState) {
-        self.block[(self.block_base[piece as usize] + block) as usize] = s;
+        self.block[(self.pieces[piece as usize].base + block) as usize] = s;
     }
 
     /// Starts loading what a HAVE for `piece` reads here: its availability
@@ -249,12 +257,12 @@ impl PiecePicker {
     /// The piece still has blocks never requested (or whose request was dropped).
     #[inline]
     pub fn has_free_blocks(&self, piece: u32) -> bool {
-        !self.have.has(piece) && self.requested[piece as usize] < self.blocks_in(piece)
+        !self.have.has(piece) && self.pieces[piece as usize].requested < self.blocks_in(piece)
     }
 
     #[inline]
     fn started(&self, i: u32) -> bool {
-        self.requested[i as usize] > 0 && self.has_free_blocks(i)
+        self.pieces[i as usize].requested > 0 && self.has_free_blocks(i)
     }
 
     /// True once every block of every missing piece has been requested; it
@@ -273,7 +281,7 @@ impl PiecePicker {
     fn refresh(&mut self, i: u32) {
         if self.has_free_blocks(i) {
             self.free.set(i);
-            if self.requested[i as usize] > 0 && !self.in_started[i as usize] {
+            if self.pieces[i as usize].requested > 0 && !self.in_started[i as usize] {
                 self.in_started[i as usize] = true;
                 self.started.push(i);
             }
@@ -337,7 +345,7 @@ impl PiecePicker {
         }
         let b = (0..self.blocks_in(piece)).find(|&b| self.state(piece, b) == BlockState::Free)?;
         self.set_state(piece, b, BlockState::Requested);
-        self.requested[piece as usize] += 1;
+        self.pieces[piece as usize].requested += 1;
         self.free_blocks -= 1;
         if self.free_blocks == 0 {
             self.end_game = true;
@@ -353,7 +361,7 @@ impl PiecePicker {
             return;
         }
         self.set_state(piece, block, BlockState::Free);
-        self.requested[piece as usize] -= 1;
+        self.pieces[piece as usize].requested -= 1;
         self.free_blocks += 1;
         self.refresh(piece);
     }
@@ -385,7 +393,7 @@ impl PiecePicker {
             BlockState::Received => return Arrival::Duplicate,
             BlockState::Free => {
                 // Arrived after its request was dropped: it counts all the same.
-                self.requested[piece as usize] += 1;
+                self.pieces[piece as usize].requested += 1;
                 self.free_blocks -= 1;
                 if self.free_blocks == 0 {
                     self.end_game = true;
@@ -394,9 +402,9 @@ impl PiecePicker {
             BlockState::Requested => {}
         }
         self.set_state(piece, block, BlockState::Received);
-        self.received[piece as usize] += 1;
+        self.pieces[piece as usize].received += 1;
         self.refresh(piece);
-        if self.received[piece as usize] == self.blocks_in(piece) {
+        if self.pieces[piece as usize].received == self.blocks_in(piece) {
             self.have.set(piece);
             self.free.unset(piece);
             Arrival::PieceComplete
@@ -407,7 +415,7 @@ impl PiecePicker {
 
     /// Blocks of `piece` received so far.
     pub fn received_in(&self, piece: u32) -> u32 {
-        self.received[piece as usize]
+        self.pieces[piece as usize].received
     }
 }
 
