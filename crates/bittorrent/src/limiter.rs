@@ -42,8 +42,6 @@ pub trait UploadLimiter: Send {
     fn next_up(&self) -> Option<u32> {
         None
     }
-    /// Starts loading the limiter's own state (a hint: a turn comes soon).
-    fn prefetch(&self) {}
 }
 
 /// The round-robin upload rate limiter of one client. Connections are the
@@ -90,11 +88,6 @@ impl UploadLimiter for RateLimiter {
     #[inline]
     fn next_up(&self) -> Option<u32> {
         self.ring.front().copied()
-    }
-
-    #[inline]
-    fn prefetch(&self) {
-        torrentlab_engine::prefetch::prefetch(self);
     }
 
     fn contains(&self, conn: u32) -> bool {

@@ -74,16 +74,16 @@ impl Timer {
         self.gen as Tag == tag && self.at <= now
     }
 
-    /// Whether an event with `tag` firing at `at` would find its deadline
-    /// due, as [`Timer::fire_following`] would say then if nothing changed
-    /// before (a hint: it changes nothing).
     /// Whether [`Timer::fire`] would fire the event `tag` at `at`, without
-    /// changing anything.
+    /// changing anything (a hint).
     #[inline]
     pub fn would_fire(&self, tag: Tag, at: Time) -> bool {
         self.queued(tag, at)
     }
 
+    /// Whether an event with `tag` firing at `at` would find its deadline
+    /// due, as [`Timer::fire_following`] would say then if nothing changed
+    /// before (a hint: it changes nothing).
     #[inline]
     pub fn would_be_due(&self, tag: Tag, at: Time) -> bool {
         self.queued(tag, at) && self.want <= at

@@ -281,7 +281,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     /// start loading the upload limiter, which that reads.
     #[inline]
     pub fn prefetch_limiter(&self) {
-        self.limiter.prefetch();
+        torrentlab_engine::prefetch::prefetch(&self.limiter);
     }
 
     /// A hint for drivers: this client's timer fires soon. If that is an

@@ -547,13 +547,10 @@ impl SwarmWorld {
     fn drive(&mut self, now: Time, ci: u32, s: usize) {
         let c = &mut self.conns[ci as usize];
         let (src, dst) = (c.peer[s], c.peer[1 - s]);
-        // Most calls send nothing (a delayed ACK waits, Nagle holds): the
-        // lane is looked up with the first segment.
-        let mut lane = usize::MAX;
         while let Some(seg) = c.ep[s].poll_transmit(now) {
-            if lane == usize::MAX {
-                lane = self.route.lane(src, dst);
-            }
+            // Looked up per segment: most calls send none (a delayed ACK
+            // waits, Nagle holds), and few send more than one.
+            let lane = self.route.lane(src, dst);
             let wire = seg.wire_len();
             c.wire_bytes[s] += wire as u64;
             if seg.len > 0 {
