@@ -49,15 +49,17 @@ pub type BlockRef = (u32, u32);
 
 /// Our side of one connection.
 ///
-/// `repr(C)` on cache-line boundaries, hottest first: the scans over every
-/// connection (rechoke, `let_go`) read the flags, `last_piece`, `queued` and
-/// `down_rate`, which fill the first two lines; a peer has dozens of
-/// connections, and a scan that touched all four lines of each would spend
-/// most of its time waiting for memory.
+/// `repr(C)` on cache-line boundaries, hottest first: a frame's handling
+/// reads the flags, `queued` and `down_rate`, which fill the first two lines.
+/// A rechoke, which scans every connection, reads the flags it needs (and
+/// when a piece last arrived) from the client's dense rows instead
+/// (`client::rows`), and these lines only for an interested, unsnubbed
+/// peer's rate: a peer has dozens of connections, and a scan that touched a
+/// line of each would spend most of its time waiting for memory.
 #[derive(Clone, Debug)]
 #[repr(C, align(64))]
 pub struct PeerConn {
-    // Line 0: what every scan reads.
+    // Line 0: the flags and the remote's requests (read by most frames).
     pub stage: Stage,
     /// The remote chokes us (BEP 3: connections start choked).
     pub remote_choking: bool,
@@ -75,8 +77,7 @@ pub struct PeerConn {
     pub remote: u32,
     /// Bytes of the piece message being written still to go (0: none).
     pub partial_left: u32,
-    /// Last time a piece message arrived (snubbing).
-    pub last_piece: Time,
+    pub opened: Time,
     /// The remote's requests to us, oldest first.
     pub queued: VecDeque<BlockRef>,
     // Line 1: the download side (rechoke's rate, the request pipeline).
@@ -90,7 +91,6 @@ pub struct PeerConn {
     pub have: Bitfield,
     /// Control messages held back until that piece message is finished.
     pub outq: Vec<Message>,
-    pub opened: Time,
     // Line 3.
     /// Bytes/s we send the remote in piece messages; its `total()` is the
     /// block bytes sent.
@@ -116,7 +116,6 @@ impl PeerConn {
             outq: Vec::new(),
             down_rate: RateMeasure::new(now),
             up_rate: RateMeasure::new(now),
-            last_piece: now,
             opened: now,
         }
     }
@@ -140,7 +139,6 @@ mod tests {
     #[test]
     fn what_the_connection_scans_read_fills_the_first_two_cache_lines() {
         assert!(offset_of!(PeerConn, queued) + size_of::<VecDeque<BlockRef>>() <= 64);
-        assert!(offset_of!(PeerConn, last_piece) < 64);
         assert_eq!(offset_of!(PeerConn, down_rate), 64);
         assert!(offset_of!(PeerConn, active) + size_of::<Vec<BlockRef>>() <= 128);
         assert_eq!(offset_of!(PeerConn, have), 128);

@@ -216,9 +216,9 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
 
     pub(super) fn got_piece(&mut self, now: Time, slot: u32, piece: u32, begin: u32, length: u32, io: &mut dyn Io) {
         let block = (piece, begin / BLOCK);
+        self.rows.got_piece(slot, now);
         let c = self.conn(slot);
         c.down_rate.update(now, length as u64);
-        c.last_piece = now;
         let link = c.link;
         let Some(pos) = c.active.iter().position(|&b| b == block) else {
             // Not asked of this peer any more (dropped on a choke): discarded.

@@ -8,11 +8,13 @@
 //! reads a clock. Timers are polled: [`Client::poll_timeout`] and
 //! [`Client::handle_timeout`].
 //!
-//! Modules: [`conn`] (per-connection state), `upload` (requests served, choking,
-//! the rate-limited writer), `download` (requests made, end game, pieces).
+//! Modules: [`conn`] (per-connection state), `rows` (what a rechoke reads of
+//! every connection, dense), `upload` (requests served, choking, the
+//! rate-limited writer), `download` (requests made, end game, pieces).
 
 pub mod conn;
 mod download;
+mod rows;
 mod slot_set;
 mod upload;
 
@@ -30,29 +32,6 @@ use crate::tracker::{AnnounceEvent, AnnounceSchedule};
 use crate::wire::Message;
 pub use conn::{Frame, PeerConn, Stage};
 use slot_set::SlotSet;
-
-/// How many connection entries ahead a scan of them (a rechoke's) asks for.
-const SCAN_AHEAD: usize = 4;
-
-/// Scans of the connection table jump 256 bytes at a time through memory
-/// most of which has left the cache since the last scan. Before one starts,
-/// this asks for the first `bytes` of its first [`SCAN_AHEAD`] entries...
-#[inline]
-fn scan_start(conns: &[Option<PeerConn>], bytes: usize) {
-    for c in conns.iter().take(SCAN_AHEAD) {
-        torrentlab_engine::prefetch::prefetch_bytes(c as *const Option<PeerConn>, bytes);
-    }
-}
-
-/// ... and at entry `i`, for those of the entry [`SCAN_AHEAD`] places on.
-/// `table` and `n` are the table's start and length: a pointer, so that a
-/// scan that holds the table mutably can ask too.
-#[inline]
-fn scan_hint(table: *const Option<PeerConn>, n: usize, i: usize, bytes: usize) {
-    if i + SCAN_AHEAD < n {
-        torrentlab_engine::prefetch::prefetch_bytes(table.wrapping_add(i + SCAN_AHEAD), bytes);
-    }
-}
 
 /// Client settings (mainline 4.0.x defaults from [`ClientConfig::mainline`]).
 #[derive(Clone, Debug, PartialEq)]
@@ -156,6 +135,8 @@ pub struct Client<P = PiecePicker, C = MainlineChoker, L = RateLimiter> {
     choker: C,
     limiter: L,
     conns: Vec<Option<PeerConn>>,
+    /// The rechoke's inputs of each slot of `conns`, dense.
+    rows: rows::Rows,
     free: Vec<u32>,
     /// Slots whose remote unchokes us (ready, not choking): what `let_go`
     /// asks for more, found without reading every connection.
@@ -215,6 +196,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             torrent,
             picker,
             conns: Vec::new(),
+            rows: rows::Rows::default(),
             free: Vec::new(),
             unchoking: SlotSet::default(),
             spares: Vec::new(),
@@ -309,6 +291,21 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         }
     }
 
+    /// Whether every slot's row says what its connection does (debug checks).
+    fn rows_mirror_connections(&self) -> bool {
+        self.rows.len() == self.conns.len()
+            && self.conns.iter().enumerate().all(|(i, c)| {
+                let want = c.as_ref().map_or(0, |c| {
+                    let flag = |on: bool, f: u8| if on { f } else { 0 };
+                    flag(c.ready(), rows::READY)
+                        | flag(c.remote_interested, rows::INTERESTED)
+                        | flag(c.am_choking, rows::CHOKING)
+                        | flag(!c.queued.is_empty(), rows::REQUESTS)
+                });
+                self.rows.flags(i as u32) == want
+            })
+    }
+
     fn live(&self) -> u32 {
         (self.conns.len() - self.free.len()) as u32
     }
@@ -324,7 +321,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     }
 
     fn alloc(&mut self, c: PeerConn) -> u32 {
-        match self.free.pop() {
+        let slot = match self.free.pop() {
             Some(s) => {
                 self.conns[s as usize] = Some(c);
                 s
@@ -333,7 +330,9 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
                 self.conns.push(Some(c));
                 self.conns.len() as u32 - 1
             }
-        }
+        };
+        self.rows.open(slot);
+        slot
     }
 
     fn connected_to(&self, remote: u32) -> Option<u32> {
@@ -444,6 +443,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
 
     fn drop_conn(&mut self, now: Time, slot: u32, io: &mut dyn Io, replace: bool) {
         let c = self.conns[slot as usize].take().expect("a live slot");
+        self.rows.close(slot);
         self.free.push(slot);
         self.unchoking.remove(slot);
         self.limiter.remove(slot);
@@ -488,8 +488,9 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     fn ready(&mut self, now: Time, slot: u32, io: &mut dyn Io) {
         let c = self.conn(slot);
         c.stage = Stage::Ready;
-        c.last_piece = now;
         let link = c.link;
+        self.rows.set(slot, rows::READY, true);
+        self.rows.got_piece(slot, now); // snubbing counts from the handshake
         if self.picker.have().count() > 0 {
             let f = Frame::Bitfield(Box::new(self.picker.have().clone()));
             let len = f.wire_len();
@@ -520,11 +521,14 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             Message::Interested | Message::NotInterested => {
                 let c = self.conn(slot);
                 c.remote_interested = m == Message::Interested;
-                if !c.remote_interested {
+                let (interested, choking) = (c.remote_interested, c.am_choking);
+                if !interested {
                     // Mainline `Upload.got_not_interested`: its requests are dropped.
                     c.queued.clear();
+                    self.rows.set(slot, rows::REQUESTS, false);
                 }
-                if !c.am_choking {
+                self.rows.set(slot, rows::INTERESTED, interested);
+                if !choking {
                     self.rechoke(now, io, true);
                 }
             }
@@ -533,7 +537,10 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             Message::Piece { piece, begin, length } => self.got_piece(now, slot, piece, begin, length, io),
             Message::Cancel { piece, begin, .. } => {
                 let b = (piece, begin / crate::torrent::BLOCK);
-                self.conn(slot).queued.retain(|&q| q != b);
+                let c = self.conn(slot);
+                c.queued.retain(|&q| q != b);
+                let any = !c.queued.is_empty();
+                self.rows.set(slot, rows::REQUESTS, any);
             }
         }
     }
@@ -583,33 +590,52 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         let sockets = self.choker.reads_flushed(seeding);
         let mut views = std::mem::take(&mut self.views);
         views.clear();
-        scan_start(&self.conns, 128);
-        let (table, n) = (self.conns.as_ptr(), self.conns.len());
-        views.extend(
-            self.conns
-                .iter_mut()
-                .enumerate()
-                .inspect(|&(i, _)| scan_hint(table, n, i, 128))
-                .filter_map(|(i, c)| c.as_mut().filter(|c| c.ready()).map(|c| (i, c)))
-                .map(|(i, c)| {
-                    let interested = c.remote_interested;
-                    let snubbed = now.saturating_since(c.last_piece) > snub;
-                    // Rates are read where mainline reads them: a read moves
-                    // the estimator's window (`get_rate` is `update_rate(0)`).
-                    let download_rate = if interested && !snubbed { c.down_rate.rate(now) } else { 0.0 };
-                    let upload_rate = if seeding && interested && !c.am_choking { c.up_rate.rate(now) } else { 0.0 };
-                    PeerView {
-                        id: i as u32,
-                        interested,
-                        snubbed,
-                        download_rate,
-                        upload_rate,
-                        choked: c.am_choking,
-                        has_requests: !c.queued.is_empty(),
-                        flushed: !sockets || io.flushed(c.link),
-                    }
-                }),
-        );
+        debug_assert!(self.rows_mirror_connections(), "the rows mirror the connections");
+        // Every view from the dense rows first, rates and sockets aside.
+        let rows = &self.rows;
+        rows.prefetch();
+        for slot in 0..rows.len() as u32 {
+            let f = rows.flags(slot);
+            if f & rows::READY == 0 {
+                continue;
+            }
+            views.push(PeerView {
+                id: slot,
+                interested: f & rows::INTERESTED != 0,
+                snubbed: now.saturating_since(rows.last_piece(slot)) > snub,
+                download_rate: 0.0,
+                upload_rate: 0.0,
+                choked: f & rows::CHOKING != 0,
+                has_requests: f & rows::REQUESTS != 0,
+                flushed: true,
+            });
+        }
+        // Then the connections' own lines, only where the choker reads them:
+        // all asked for before the first is read. Rates are read where
+        // mainline reads them: a read moves the estimator's window
+        // (`get_rate` is `update_rate(0)`).
+        let reads_down = |v: &PeerView| v.interested && !v.snubbed;
+        let reads_up = |v: &PeerView| seeding && v.interested && !v.choked;
+        for v in views.iter().filter(|v| sockets || reads_down(v) || reads_up(v)) {
+            if let Some(Some(c)) = self.conns.get(v.id as usize) {
+                torrentlab_engine::prefetch::prefetch_bytes(c as *const PeerConn, 128);
+                if reads_up(v) {
+                    torrentlab_engine::prefetch::prefetch(&c.up_rate);
+                }
+            }
+        }
+        for v in views.iter_mut().filter(|v| sockets || reads_down(v) || reads_up(v)) {
+            let c = self.conns[v.id as usize].as_mut().expect("a ready slot is live");
+            if reads_down(v) {
+                v.download_rate = c.down_rate.rate(now);
+            }
+            if reads_up(v) {
+                v.upload_rate = c.up_rate.rate(now);
+            }
+            if sockets {
+                v.flushed = io.flushed(c.link);
+            }
+        }
         let mut decisions = std::mem::take(&mut self.decisions);
         decisions.clear();
         if event {

@@ -5,6 +5,7 @@
 
 use torrentlab_engine::Time;
 
+use super::rows::{Rows, CHOKING, REQUESTS};
 use super::{Client, Frame, Io, Note, PeerConn};
 use crate::choker::Choker;
 use crate::limiter::UploadLimiter;
@@ -32,7 +33,10 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             return;
         }
         c.queued.push_back((piece, begin / BLOCK));
-        let link = c.link;
+        let (link, first) = (c.link, c.queued.len() == 1);
+        if first {
+            self.rows.set(slot, REQUESTS, true);
+        }
         if !self.limiter.contains(slot) && io.flushed(link) {
             self.queue_upload(now, slot, io);
         }
@@ -47,22 +51,27 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     }
 
     fn queue_upload(&mut self, now: Time, slot: u32, io: &mut dyn Io) {
-        let Client { limiter, conns, torrent, stats, .. } = self;
-        limiter.queue(now, slot, &mut |s, max| send_partial(now, conns, torrent, stats, io, s, max));
+        let Client { limiter, conns, rows, torrent, stats, .. } = self;
+        limiter.queue(now, slot, &mut |s, max| send_partial(now, conns, rows, torrent, stats, io, s, max));
     }
 
     pub(super) fn try_send(&mut self, now: Time, io: &mut dyn Io) {
-        let Client { limiter, conns, torrent, stats, .. } = self;
-        limiter.try_send(now, false, &mut |s, max| send_partial(now, conns, torrent, stats, io, s, max));
+        let Client { limiter, conns, rows, torrent, stats, .. } = self;
+        limiter.try_send(now, false, &mut |s, max| send_partial(now, conns, rows, torrent, stats, io, s, max));
     }
 
     pub(super) fn choke(&mut self, slot: u32, io: &mut dyn Io) {
         let c = self.conn(slot);
         c.am_choking = true;
         let (link, remote) = (c.link, c.remote);
-        if c.partial_left == 0 {
+        let now_sent = c.partial_left == 0;
+        if now_sent {
             c.choke_sent = true;
             c.queued.clear();
+        }
+        self.rows.set(slot, CHOKING, true);
+        if now_sent {
+            self.rows.set(slot, REQUESTS, false);
             io.frame(link, Frame::Msg(Message::Choke));
             io.write(link, Message::Choke.wire_len());
         }
@@ -73,6 +82,8 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         let c = self.conn(slot);
         c.am_choking = false;
         let (link, remote) = (c.link, c.remote);
+        self.rows.set(slot, CHOKING, false);
+        let c = self.conn(slot);
         if c.partial_left == 0 {
             c.choke_sent = false;
             io.frame(link, Frame::Msg(Message::Unchoke));
@@ -89,9 +100,11 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
 /// piece message (a new one starts from the oldest request), and when it is
 /// finished the deferred choke/unchoke and held-back control messages. Returns
 /// (bytes written, socket still flushed).
+#[allow(clippy::too_many_arguments)]
 fn send_partial(
     now: Time,
     conns: &mut [Option<PeerConn>],
+    rows: &mut Rows,
     torrent: &crate::torrent::Torrent,
     stats: &mut super::ClientStats,
     io: &mut dyn Io,
@@ -105,6 +118,9 @@ fn send_partial(
             return (0, io.flushed(link));
         }
         let Some((piece, block)) = c.queued.pop_front() else { return (0, io.flushed(link)) };
+        if c.queued.is_empty() {
+            rows.set(slot, REQUESTS, false);
+        }
         let length = torrent.block_len(piece, block);
         let m = Message::Piece { piece, begin: block * BLOCK, length };
         io.frame(link, Frame::Msg(m));
@@ -124,6 +140,7 @@ fn send_partial(
         c.outq.push(if c.am_choking { Message::Choke } else { Message::Unchoke });
         if c.am_choking {
             c.queued.clear();
+            rows.set(slot, REQUESTS, false);
         }
     }
     io.write(link, bytes);
