@@ -194,13 +194,11 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
                 .eq(self.connections().filter(|(_, c)| c.ready() && !c.remote_choking).map(|(s, _)| s)),
             "the unchoking set is what a scan finds"
         );
-        // Each of them is asked for more, which first reads its rate meter
-        // and request list (the slot's second line): ask for those lines now,
-        // so they arrive together while the order is drawn.
+        // Each of them is asked for more, which reads its flags, rate meter
+        // and request list (the slot's first two lines): ask for those lines
+        // now, so they arrive together while the order is drawn.
         for &s in &slots {
-            if let Some(Some(c)) = self.conns.get(s as usize) {
-                torrentlab_engine::prefetch::prefetch(&c.down_rate);
-            }
+            self.prefetch_slot(s, 0, 128);
         }
         for i in (1..slots.len()).rev() {
             let j = self.rng.range_inclusive(0, i as u64) as usize;

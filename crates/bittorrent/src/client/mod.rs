@@ -27,6 +27,7 @@ use crate::choker::{upload_slots, Choker, Decision, MainlineChoker, PeerView};
 use crate::limiter::{RateLimiter, UploadLimiter};
 use crate::picker::{Picker, PiecePicker};
 use crate::pipeline::Pipeline;
+use crate::rate::RateMeasure;
 use crate::torrent::Torrent;
 use crate::tracker::{AnnounceEvent, AnnounceSchedule};
 use crate::wire::Message;
@@ -260,10 +261,12 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     }
 
     /// A hint for drivers, a few events before [`Client::prefetch_turn`]:
-    /// start loading the upload limiter, which that reads.
+    /// start loading the upload limiter and the connection table's header,
+    /// which that reads.
     #[inline]
     pub fn prefetch_limiter(&self) {
         torrentlab_engine::prefetch::prefetch(&self.limiter);
+        torrentlab_engine::prefetch::prefetch(&self.conns);
     }
 
     /// A hint for drivers: this client's timer fires soon. If that is an
@@ -272,8 +275,20 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     /// earlier would be too early: they leave the cache in between).
     #[inline]
     pub fn prefetch_turn(&self) {
-        if let Some(Some(c)) = self.limiter.next_up().and_then(|s| self.conns.get(s as usize)) {
-            torrentlab_engine::prefetch::prefetch_bytes(c as *const PeerConn, 128);
+        if let Some(s) = self.limiter.next_up() {
+            self.prefetch_slot(s, 0, 128);
+        }
+    }
+
+    /// Starts loading `bytes` bytes from `offset` into slot `slot`'s entry
+    /// (an offset into [`PeerConn`], whose layout the entry shares). Only
+    /// the address is computed: a hint that waited to read whether the slot
+    /// is live would wait for the very line it asks for.
+    #[inline]
+    fn prefetch_slot(&self, slot: u32, offset: usize, bytes: usize) {
+        if (slot as usize) < self.conns.len() {
+            let at = self.conns.as_ptr().wrapping_add(slot as usize) as *const u8;
+            torrentlab_engine::prefetch::prefetch_bytes(at.wrapping_add(offset), bytes);
         }
     }
 
@@ -617,11 +632,9 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         let reads_down = |v: &PeerView| v.interested && !v.snubbed;
         let reads_up = |v: &PeerView| seeding && v.interested && !v.choked;
         for v in views.iter().filter(|v| sockets || reads_down(v) || reads_up(v)) {
-            if let Some(Some(c)) = self.conns.get(v.id as usize) {
-                torrentlab_engine::prefetch::prefetch_bytes(c as *const PeerConn, 128);
-                if reads_up(v) {
-                    torrentlab_engine::prefetch::prefetch(&c.up_rate);
-                }
+            self.prefetch_slot(v.id, 0, 128);
+            if reads_up(v) {
+                self.prefetch_slot(v.id, std::mem::offset_of!(PeerConn, up_rate), std::mem::size_of::<RateMeasure>());
             }
         }
         for v in views.iter_mut().filter(|v| sockets || reads_down(v) || reads_up(v)) {
