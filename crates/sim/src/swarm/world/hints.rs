@@ -4,6 +4,7 @@
 //! no result depends on them (the digests of every benchmark scenario are the
 //! same with and without).
 
+use torrentlab_bittorrent::client;
 use torrentlab_engine::prefetch;
 use torrentlab_transport::tcp::TcpConnection;
 
@@ -99,12 +100,15 @@ impl SwarmWorld {
 
     /// Starts loading the receiving client's state for `pkt`'s connection
     /// when `pkt` brings the end of the next frame (so the client will be
-    /// called). A hint: results never depend on it.
+    /// called), found through `slot_tables` rather than the client's header.
+    /// A hint: results never depend on it.
     #[inline]
     pub(super) fn prefetch_client(&self, pkt: &InFlight) {
         let Some(c) = self.completes_frame(pkt) else { return };
         let s = pkt.to as usize;
-        self.peers[c.peer[s] as usize].client.prefetch_conn(c.slot[s]);
+        if let Some(&table) = self.slot_tables.get(c.peer[s] as usize) {
+            client::prefetch_slot_at(table, c.slot[s]);
+        }
         c.prefetch_behind(1 - s);
     }
 
