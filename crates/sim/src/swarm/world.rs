@@ -115,17 +115,23 @@ const EVENTS: [AnnounceEvent; 4] =
     [AnnounceEvent::Started, AnnounceEvent::Regular, AnnounceEvent::Completed, AnnounceEvent::Stopped];
 
 /// One peer: its client and where it is in its life.
+///
+/// `repr(C)`, the client's timer and the two flags every call into the
+/// client reads first: they share a cache line (with the client's first
+/// bytes), which the calendar's hint asks for before a timer event and which
+/// arming the timer after each call touches anyway.
+#[repr(C)]
 pub(crate) struct Peer {
+    pub timer: Timer,
+    pub seed: bool,
+    /// Log this peer's sends.
+    pub log_sends: bool,
     pub client: Client,
     pub class: usize,
-    pub seed: bool,
     pub join: Time,
     pub departure: Departure,
     pub joined: bool,
     pub left: Option<Time>,
-    pub timer: Timer,
-    /// Log this peer's sends.
-    pub log_sends: bool,
 }
 
 /// What the clients' [`Io`] calls leave for the world to do.
