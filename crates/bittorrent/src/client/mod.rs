@@ -289,6 +289,15 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         }
     }
 
+    /// For drivers, after [`Client::prefetch_turn`] (whose line this reads):
+    /// the driver's id of the connection an upload turn would write to, so
+    /// that the driver can start loading its side of it.
+    #[inline]
+    pub fn next_turn_link(&self) -> Option<u32> {
+        let s = self.limiter.next_up()?;
+        self.conns.get(s as usize)?.as_ref().map(|c| c.link)
+    }
+
     /// Starts loading `bytes` bytes from `offset` into slot `slot`'s entry
     /// (an offset into [`PeerConn`], whose layout the entry shares). Only
     /// the address is computed: a hint that waited to read whether the slot
