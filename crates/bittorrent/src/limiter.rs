@@ -233,6 +233,23 @@ mod tests {
     }
 
     #[test]
+    fn the_next_up_follows_the_ring_through_removals_until_it_is_empty() {
+        let mut l = RateLimiter::new(Some(10_000.0));
+        l.queue(Time::ZERO, 1, &mut |_, m| (m, true));
+        for c in [2, 3] {
+            l.queue(Time::ZERO, c, &mut |_, _| unreachable!("not empty: no try_send"));
+        }
+        // 1 wrote on joining the empty ring and went to its back, ahead of 2.
+        assert_eq!(l.next_up(), Some(1));
+        l.remove(1);
+        assert_eq!(l.next_up(), Some(2));
+        l.remove(3);
+        assert_eq!(l.next_up(), Some(2), "removing another leaves the front");
+        l.remove(2);
+        assert_eq!((l.next_up(), l.due()), (None, None));
+    }
+
+    #[test]
     fn a_connection_with_nothing_to_send_or_a_full_socket_leaves_the_ring() {
         let mut l = RateLimiter::new(Some(10_000.0));
         let mut writes = vec![];

@@ -12,7 +12,7 @@ use std::rc::Rc;
 
 use torrentlab_engine::{EntityId, EntityRng, Time};
 
-use super::{Client, ClientConfig, Frame, Io, Note, Stage};
+use super::{rows, Client, ClientConfig, Frame, Io, Note, Stage};
 use crate::bitfield::Bitfield;
 use crate::torrent::{Torrent, BLOCK};
 use crate::tracker::AnnounceEvent;
@@ -669,4 +669,27 @@ fn a_peer_that_loses_interest_has_its_queued_requests_dropped_though_still_uncho
     net.run_until(secs(12.0));
     let pieces = net.io(l).msgs(l8).iter().filter(|m| matches!(m, Message::Piece { .. })).count();
     assert_eq!(pieces, 1, "the message under way is finished, the queued one dropped");
+}
+
+#[test]
+fn the_rechoke_rows_mirror_every_connection_and_time_the_last_block_from_the_handshake_on() {
+    let t = four_pieces();
+    let mut net = Net::new();
+    let s = net.add(mainline(), &t, true);
+    let l = net.add(mainline(), &t, false);
+    net.start(s);
+    net.start(l);
+    net.run_until(secs(3.0));
+    net.with(l, |c, now, io| c.on_tracker_reply(now, &[s as u32], io));
+    net.settle();
+    let (ls, _) = net.c(l).connections().next().unwrap();
+    let (ss, _) = net.c(s).connections().next().unwrap();
+    assert_eq!(net.c(l).rows.last_piece(ls), secs(3.0), "snubbing counts from the handshake");
+    assert_eq!(net.c(s).rows.flags(ss), rows::READY | rows::INTERESTED | rows::CHOKING);
+    net.run_until(secs(30.0));
+    assert!(net.c(l).rows_mirror_connections() && net.c(s).rows_mirror_connections());
+    // Unchoked at the 10 s rechoke: blocks have come since.
+    let last = net.c(l).rows.last_piece(ls);
+    assert!(last > secs(10.0) && last <= secs(30.0), "last block at {last:?}");
+    assert_eq!(net.c(s).rows.flags(ss) & (rows::READY | rows::CHOKING), rows::READY);
 }
