@@ -327,12 +327,18 @@ impl Net {
 /// leecher has dialled the seed. Returns (net, seed, leecher, leecher's link,
 /// seed's link).
 fn pair() -> (Net, usize, usize, u32, u32) {
+    pair_dialled_at(Time::ZERO)
+}
+
+/// [`pair`], with the leecher dialling at `at`.
+fn pair_dialled_at(at: Time) -> (Net, usize, usize, u32, u32) {
     let t = four_pieces();
     let mut net = Net::new();
     let s = net.add(mainline(), &t, true);
     let l = net.add(mainline(), &t, false);
     net.start(s);
     net.start(l);
+    net.run_until(at);
     net.with(l, |c, now, io| c.on_tracker_reply(now, &[s as u32], io));
     let up = net.io(l).connects[0].2;
     let down = net.links[&up].back;
@@ -673,14 +679,7 @@ fn a_peer_that_loses_interest_has_its_queued_requests_dropped_though_still_uncho
 
 #[test]
 fn the_rechoke_rows_mirror_every_connection_and_time_the_last_block_from_the_handshake_on() {
-    let t = four_pieces();
-    let mut net = Net::new();
-    let s = net.add(mainline(), &t, true);
-    let l = net.add(mainline(), &t, false);
-    net.start(s);
-    net.start(l);
-    net.run_until(secs(3.0));
-    net.with(l, |c, now, io| c.on_tracker_reply(now, &[s as u32], io));
+    let (mut net, s, l, _, _) = pair_dialled_at(secs(3.0));
     net.settle();
     let (ls, _) = net.c(l).connections().next().unwrap();
     let (ss, _) = net.c(s).connections().next().unwrap();
