@@ -23,8 +23,6 @@ pub const UNIT_SIZE: u32 = 1380;
 /// The unit when uploads are unlimited.
 pub const UNLIMITED_UNIT_SIZE: u32 = 17_000;
 const UNLIMITED_RATE: f64 = 1e10;
-/// No connection (an empty ring's front).
-const NONE: u32 = u32::MAX;
 
 /// What the client asks of an upload limiter. `send(conn, max)` writes up to
 /// `max` bytes on `conn` and returns (bytes written, socket still flushed).
@@ -55,10 +53,6 @@ pub struct RateLimiter {
     unit: u32,
     /// Front = the connection whose turn it is (mainline `last.next_upload`).
     ring: VecDeque<u32>,
-    /// The ring's front (`NONE` when empty), kept beside the other fields:
-    /// [`UploadLimiter::next_up`] is a hint read a few events before a turn,
-    /// and should not wait for the ring's buffer.
-    front: u32,
     /// Bytes written beyond what the rate allows so far (`offset_amount`).
     debt: f64,
     last: Time,
@@ -73,13 +67,7 @@ impl RateLimiter {
             Some(r) if r > 0.0 => (r, UNIT_SIZE),
             _ => (UNLIMITED_RATE, UNLIMITED_UNIT_SIZE),
         };
-        RateLimiter { rate, unit, ring: VecDeque::new(), front: NONE, debt: 0.0, last: Time::ZERO, due: None }
-    }
-
-    /// Copies the ring's front after a change of the ring.
-    #[inline]
-    fn refront(&mut self) {
-        self.front = self.ring.front().copied().unwrap_or(NONE);
+        RateLimiter { rate, unit, ring: VecDeque::new(), debt: 0.0, last: Time::ZERO, due: None }
     }
 
     pub fn unit(&self) -> u32 {
@@ -99,8 +87,7 @@ impl UploadLimiter for RateLimiter {
 
     #[inline]
     fn next_up(&self) -> Option<u32> {
-        debug_assert_eq!(self.front, self.ring.front().copied().unwrap_or(NONE), "front copied");
-        (self.front != NONE).then_some(self.front)
+        self.ring.front().copied()
     }
 
     fn contains(&self, conn: u32) -> bool {
@@ -110,7 +97,6 @@ impl UploadLimiter for RateLimiter {
     /// A connection drops out (closed): it leaves the ring.
     fn remove(&mut self, conn: u32) {
         self.ring.retain(|&c| c != conn);
-        self.refront();
         if self.ring.is_empty() {
             self.due = None;
         }
@@ -124,7 +110,6 @@ impl UploadLimiter for RateLimiter {
         debug_assert!(!self.ring.contains(&conn), "a connection is queued once");
         let was_empty = self.ring.is_empty();
         self.ring.push_back(conn);
-        self.refront();
         if was_empty {
             self.try_send(now, true, send);
         }
@@ -145,9 +130,7 @@ impl UploadLimiter for RateLimiter {
             self.ring.pop_front();
             if bytes > 0 && flushed {
                 self.ring.push_back(cur);
-            }
-            self.refront();
-            if self.ring.is_empty() {
+            } else if self.ring.is_empty() {
                 return; // mainline breaks out without scheduling
             }
         }

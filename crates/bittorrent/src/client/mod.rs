@@ -34,17 +34,6 @@ use crate::wire::Message;
 pub use conn::{Frame, PeerConn, Stage};
 use slot_set::SlotSet;
 
-/// A hint for drivers: a frame for slot `slot` of the client whose
-/// connection table is at `table` ([`Client::slot_table`]) will arrive soon,
-/// so start loading what handling it reads first (the flags, rates,
-/// requests and the remote's pieces: the connection's first three lines).
-/// It reads nothing of the client, whose own header may be cold.
-#[inline]
-pub fn prefetch_slot_at(table: usize, slot: u32) {
-    let at = table.wrapping_add(slot as usize * std::mem::size_of::<Option<PeerConn>>());
-    torrentlab_engine::prefetch::prefetch_bytes(at as *const u8, 192);
-}
-
 /// Client settings (mainline 4.0.x defaults from [`ClientConfig::mainline`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ClientConfig {
@@ -261,12 +250,14 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         self.conns.get(slot as usize).and_then(|c| c.as_ref())
     }
 
-    /// Where slot 0 of the connection table is, for a driver's prefetch
-    /// hints ([`prefetch_slot_at`]). It moves when the table grows; a stale
-    /// address only makes a hint useless.
+    /// A hint for drivers: a frame for `slot` will arrive soon, so start
+    /// loading what handling it reads first (the flags, rates, requests and
+    /// the remote's pieces: the connection's first three lines).
     #[inline]
-    pub fn slot_table(&self) -> usize {
-        self.conns.as_ptr() as usize
+    pub fn prefetch_conn(&self, slot: u32) {
+        if let Some(c) = self.conns.get(slot as usize) {
+            torrentlab_engine::prefetch::prefetch_bytes(c as *const Option<PeerConn>, 192);
+        }
     }
 
     /// A hint for drivers, a few events before [`Client::prefetch_turn`]:
@@ -289,15 +280,6 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         }
     }
 
-    /// For drivers, after [`Client::prefetch_turn`] (whose line this reads):
-    /// the driver's id of the connection an upload turn would write to, so
-    /// that the driver can start loading its side of it.
-    #[inline]
-    pub fn next_turn_link(&self) -> Option<u32> {
-        let s = self.limiter.next_up()?;
-        self.conns.get(s as usize)?.as_ref().map(|c| c.link)
-    }
-
     /// Starts loading `bytes` bytes from `offset` into slot `slot`'s entry
     /// (an offset into [`PeerConn`], whose layout the entry shares). Only
     /// the address is computed: a hint that waited to read whether the slot
@@ -310,7 +292,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         }
     }
 
-    /// `frame` will soon reach slot `slot`, whose state [`prefetch_slot_at`]
+    /// `frame` will soon reach slot `slot`, whose state [`Client::prefetch_conn`]
     /// has already asked for: starts loading what handling it reads beyond
     /// that (for a HAVE, the word of the remote's bitfield and the picker's
     /// entries for the piece). A hint: results never depend on it.

@@ -261,11 +261,6 @@ pub(crate) struct SwarmWorld {
     host_lanes: PacketLanes,
     pub conns: Vec<Conn>,
     pub peers: Vec<Peer>,
-    /// Where each peer's client keeps its connection table
-    /// ([`Client::slot_table`]), refreshed after every call into it: the
-    /// lanes' hints find a connection's client state from here without
-    /// waiting for the client's own header. Never dereferenced.
-    slot_tables: Vec<usize>,
     class_of: Vec<usize>,
     proto: Vec<(Arc<TcpConfig>, CcConfig)>,
     pub tracker: Tracker,
@@ -389,7 +384,6 @@ impl SwarmWorld {
             host_lanes: PacketLanes::new(n),
             conns,
             leechers_left: peers.iter().filter(|p| !p.seed).count(),
-            slot_tables: peers.iter().map(|p| p.client.slot_table()).collect(),
             peers,
             class_of,
             proto: sc.classes.iter().map(|c| (Arc::new(c.tcp.clone()), c.cc.clone())).collect(),
@@ -521,7 +515,6 @@ impl SwarmWorld {
             };
             f(&mut self.peers[peer as usize].client, &mut io);
         }
-        self.slot_tables[peer as usize] = self.peers[peer as usize].client.slot_table();
         self.arm_client(peer);
         self.flush_pending(now);
     }

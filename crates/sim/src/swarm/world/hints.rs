@@ -4,7 +4,6 @@
 //! no result depends on them (the digests of every benchmark scenario are the
 //! same with and without).
 
-use torrentlab_bittorrent::client;
 use torrentlab_engine::prefetch;
 use torrentlab_transport::tcp::TcpConnection;
 
@@ -31,12 +30,8 @@ pub(super) const CLIENT_AHEAD: usize = 3;
 /// timer's line: most of these events only check it (the deadline has gone
 /// or moved on).
 const TIMER_AHEAD: usize = 4;
-/// How many events ahead in the calendar to ask for the client connection
-/// an upload turn will write to (its limiter's line has arrived by then).
-const TURN_AHEAD: usize = 2;
 /// How many events ahead in the calendar to ask for the connection and
-/// endpoint of a timer that will be due, or of the connection an upload turn
-/// will write to (whose client side has arrived by then).
+/// endpoint of a timer that will be due.
 const DUE_AHEAD: usize = 1;
 
 /// Starts loading what a packet for side `s` of connection `ci`, or a write
@@ -61,14 +56,12 @@ pub(super) fn prefetch_end(conns: &[Conn], ci: usize, s: usize, data: bool) {
 
 impl SwarmWorld {
     /// Starts loading what the timer events a few places ahead in the
-    /// calendar will read, each stage reading only lines an earlier one asked
-    /// for: [`TIMER_AHEAD`] events ahead, an endpoint timer's line, or a
-    /// client timer's with its limiter and connection table header;
-    /// [`TURN_AHEAD`] ahead, if the client timer will fire, the client
-    /// connection its upload turn writes to; [`DUE_AHEAD`] ahead, the world's
-    /// connection and endpoint if the endpoint timer will be due (a delayed
-    /// ACK or a retransmission to send) or if that upload turn comes. A hint:
-    /// results never depend on it.
+    /// calendar will read: [`TIMER_AHEAD`] events ahead, an endpoint timer's
+    /// line, or a client timer's and its limiter's; and [`DUE_AHEAD`] ahead,
+    /// where those lines have arrived, the connection and endpoint if the
+    /// endpoint timer will be due (a delayed ACK or a retransmission to send),
+    /// or the connection an upload turn will write to first. A hint: results
+    /// never depend on it.
     #[inline]
     pub(super) fn prefetch_calendar(&self) {
         match self.q.calendar_ahead(TIMER_AHEAD) {
@@ -85,13 +78,6 @@ impl SwarmWorld {
             }
             _ => {}
         }
-        if let Some((at, Ev::ClientTimer { peer, tag })) = self.q.calendar_ahead(TURN_AHEAD) {
-            if let Some(p) = self.peers.get(peer as usize) {
-                if p.timer.would_fire(tag, at) {
-                    p.client.prefetch_turn();
-                }
-            }
-        }
         match self.q.calendar_ahead(DUE_AHEAD) {
             Some((at, Ev::EpTimer { conn, side, tag })) => {
                 if let Some(c) = self.conns.get(conn as usize) {
@@ -102,8 +88,8 @@ impl SwarmWorld {
             }
             Some((at, Ev::ClientTimer { peer, tag })) => {
                 if let Some(p) = self.peers.get(peer as usize) {
-                    if let (true, Some(link)) = (p.timer.would_fire(tag, at), p.client.next_turn_link()) {
-                        prefetch_end(&self.conns, (link / 2) as usize, (link % 2) as usize, false);
+                    if p.timer.would_fire(tag, at) {
+                        p.client.prefetch_turn();
                     }
                 }
             }
@@ -113,15 +99,12 @@ impl SwarmWorld {
 
     /// Starts loading the receiving client's state for `pkt`'s connection
     /// when `pkt` brings the end of the next frame (so the client will be
-    /// called), found through `slot_tables` rather than the client's header.
-    /// A hint: results never depend on it.
+    /// called). A hint: results never depend on it.
     #[inline]
     pub(super) fn prefetch_client(&self, pkt: &InFlight) {
         let Some(c) = self.completes_frame(pkt) else { return };
         let s = pkt.to as usize;
-        if let Some(&table) = self.slot_tables.get(c.peer[s] as usize) {
-            client::prefetch_slot_at(table, c.slot[s]);
-        }
+        self.peers[c.peer[s] as usize].client.prefetch_conn(c.slot[s]);
         c.prefetch_behind(1 - s);
     }
 
