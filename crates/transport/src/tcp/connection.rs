@@ -200,7 +200,31 @@ impl TcpConnection {
     }
 
     /// The next segment to send, if any.
+    ///
+    /// Most calls (a delayed ACK waits, nothing new was written) find nothing
+    /// and change nothing: that case is decided inline, from the fields the
+    /// full look reads first, without a call.
+    #[inline]
     pub fn poll_transmit(&mut self, now: Time) -> Option<Segment> {
+        if self.is_quiet() {
+            return None;
+        }
+        self.poll_transmit_any(now)
+    }
+
+    /// True when [`TcpConnection::poll_transmit`] would return `None` and
+    /// change nothing (false says nothing).
+    #[inline]
+    pub(super) fn is_quiet(&self) -> bool {
+        !self.rst_pending
+            && self.state == TcpState::Established
+            && self.tx.is_quiet()
+            && !self.closing
+            && !self.rx.wants_ack()
+    }
+
+    #[inline(never)]
+    pub(super) fn poll_transmit_any(&mut self, now: Time) -> Option<Segment> {
         // Tested before cleared: an unconditional clear would dirty the
         // connection's first line on every call, to be written back later.
         if self.rst_pending {

@@ -123,3 +123,44 @@ fn an_endpoint_fits_in_nine_cache_lines() {
     // 592 with a configuration pointer in each half).
     assert!(std::mem::size_of::<TcpConnection>() <= 576, "{}", std::mem::size_of::<TcpConnection>());
 }
+
+#[test]
+fn whenever_the_inline_check_finds_an_endpoint_quiet_the_full_look_sends_nothing() {
+    // Data both ways (delayed ACKs waiting, Nagle holding), a loss and its
+    // timeout, then FINs: at every opportunity, a quiet verdict must agree
+    // with what the full look finds.
+    let (a, b) = pair();
+    let mut ends = [a, b];
+    let (mut quiet, mut now) = (0, ms(0));
+    ends[0].write(40_000);
+    ends[1].write(3_000);
+    for step in 0..400 {
+        now += Duration::from_millis(5);
+        if step == 150 {
+            ends.iter_mut().for_each(TcpConnection::close);
+        }
+        for i in 0..2 {
+            let [a, b] = &mut ends;
+            let (from, to) = if i == 0 { (a, b) } else { (b, a) };
+            if from.poll_timeout().is_some_and(|t| t <= now) {
+                from.handle_timeout(now);
+            }
+            loop {
+                if from.is_quiet() {
+                    quiet += 1;
+                    assert!(from.poll_transmit_any(now).is_none(), "quiet at {now:?} yet something to send");
+                    break;
+                }
+                let Some(s) = from.poll_transmit_any(now) else { break };
+                // Every 25th step's data segments are lost.
+                if !(step % 25 == 0 && s.len > 0) {
+                    to.handle(now, &s);
+                }
+            }
+        }
+    }
+    let [a, b] = &ends;
+    assert!(quiet > 100, "the check was exercised ({quiet} quiet verdicts)");
+    assert_eq!((b.receiver().delivered(), a.receiver().delivered()), (40_000, 3_000));
+    assert!(a.is_closed() && b.is_closed());
+}

@@ -319,6 +319,15 @@ impl TcpSender {
         }
     }
 
+    /// True when [`TcpSender::poll_transmit`] would find nothing to send and
+    /// change nothing: no loss recovery or retransmission under way, and
+    /// every byte written already sent. (False says nothing: that call
+    /// decides.)
+    #[inline]
+    pub fn is_quiet(&self) -> bool {
+        self.recovery.is_none() && !self.retransmit_pending && self.snd_nxt >= self.app_end
+    }
+
     /// The next segment to put on the wire, if the windows allow one.
     #[inline]
     pub fn poll_transmit(&mut self, now: Time) -> Option<Segment> {
