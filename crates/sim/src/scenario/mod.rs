@@ -1,6 +1,6 @@
 //! Scenarios: a TOML file (or an equivalent JSON/dict) -> a validated model.
 //!
-//! Parsing ([`raw`]) and interpretation ([`validate`]) are separate, as in
+//! Parsing (`raw`) and interpretation (`validate`) are separate, as in
 //! Shadow. Every error names the file, the field path and what is allowed; see
 //! [`ScenarioError`].
 
