@@ -61,16 +61,13 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     }
 
     pub(super) fn choke(&mut self, slot: u32, io: &mut dyn Io) {
+        self.rows.set(slot, CHOKING, true);
         let c = self.conn(slot);
         c.am_choking = true;
         let (link, remote) = (c.link, c.remote);
-        let now_sent = c.partial_left == 0;
-        if now_sent {
+        if c.partial_left == 0 {
             c.choke_sent = true;
             c.queued.clear();
-        }
-        self.rows.set(slot, CHOKING, true);
-        if now_sent {
             self.rows.set(slot, REQUESTS, false);
             io.frame(link, Frame::Msg(Message::Choke));
             io.write(link, Message::Choke.wire_len());
@@ -79,11 +76,10 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     }
 
     pub(super) fn unchoke(&mut self, now: Time, slot: u32, io: &mut dyn Io) {
+        self.rows.set(slot, CHOKING, false);
         let c = self.conn(slot);
         c.am_choking = false;
         let (link, remote) = (c.link, c.remote);
-        self.rows.set(slot, CHOKING, false);
-        let c = self.conn(slot);
         if c.partial_left == 0 {
             c.choke_sent = false;
             io.frame(link, Frame::Msg(Message::Unchoke));
