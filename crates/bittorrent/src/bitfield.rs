@@ -85,11 +85,6 @@ impl Bitfield {
         true
     }
 
-    /// True if `other` has a piece this one lacks (we would be "interested").
-    pub fn lacks_any_of(&self, other: &Bitfield) -> bool {
-        self.words.iter().zip(&other.words).any(|(a, b)| b & !a != 0)
-    }
-
     /// Bytes of the BEP 3 `bitfield` payload: `ceil(len / 8)`.
     pub fn wire_len(&self) -> u32 {
         self.len.div_ceil(8)
@@ -145,13 +140,14 @@ mod tests {
     }
 
     #[test]
-    fn interest_is_having_something_the_other_lacks() {
-        let (mut a, mut b) = (Bitfield::new(100), Bitfield::new(100));
-        b.set(70);
-        assert!(a.lacks_any_of(&b));
-        a.set(70);
-        assert!(!a.lacks_any_of(&b));
-        assert!(Bitfield::full(100).is_complete());
+    fn a_full_bitfield_is_complete_and_one_missing_piece_is_not() {
+        let mut b = Bitfield::new(100);
+        for i in 0..99 {
+            b.set(i);
+        }
+        assert!(!b.is_complete());
+        b.set(99);
+        assert!(b.is_complete() && Bitfield::full(100).is_complete());
     }
 
     proptest! {

@@ -60,8 +60,11 @@ pub trait Picker: Send {
     fn peer_bitfield(&mut self, b: &Bitfield, connected: bool);
     /// Copies of `piece` among connected peers.
     fn availability(&self, piece: u32) -> u32;
-    /// The peer has a piece we lack.
-    fn wants_from(&self, peer: &Bitfield) -> bool;
+    /// We lack `piece` and it has blocks never requested, or whose request
+    /// was dropped (mainline `do_I_have_requests`).
+    fn has_free_blocks(&self, piece: u32) -> bool;
+    /// The peer has a piece with free blocks (mainline's interest test).
+    fn has_requests_from(&self, peer: &Bitfield) -> bool;
     /// Every block of every missing piece has been requested.
     fn in_end_game(&self) -> bool;
     /// The piece to request blocks from next, among those `peer` has.
@@ -75,8 +78,6 @@ pub trait Picker: Send {
     fn received_in(&self, piece: u32) -> u32;
     /// The block is requested from someone and has not arrived.
     fn is_outstanding(&self, piece: u32, block: u32) -> bool;
-    /// Requested, not yet received blocks of pieces `peer` has (end game).
-    fn outstanding_blocks(&self, peer: &Bitfield, out: &mut Vec<(u32, u32)>);
 }
 
 impl Picker for PiecePicker {
@@ -96,8 +97,12 @@ impl Picker for PiecePicker {
     fn availability(&self, piece: u32) -> u32 {
         PiecePicker::availability(self, piece)
     }
-    fn wants_from(&self, peer: &Bitfield) -> bool {
-        PiecePicker::wants_from(self, peer)
+    #[inline]
+    fn has_free_blocks(&self, piece: u32) -> bool {
+        PiecePicker::has_free_blocks(self, piece)
+    }
+    fn has_requests_from(&self, peer: &Bitfield) -> bool {
+        PiecePicker::has_requests_from(self, peer)
     }
     fn in_end_game(&self) -> bool {
         PiecePicker::in_end_game(self)
@@ -119,9 +124,6 @@ impl Picker for PiecePicker {
     }
     fn is_outstanding(&self, piece: u32, block: u32) -> bool {
         PiecePicker::is_outstanding(self, piece, block)
-    }
-    fn outstanding_blocks(&self, peer: &Bitfield, out: &mut Vec<(u32, u32)>) {
-        PiecePicker::outstanding_blocks(self, peer, out)
     }
 }
 
@@ -271,9 +273,10 @@ impl PiecePicker {
         self.end_game
     }
 
-    /// The peer has a piece we lack (we are interested in it).
-    pub fn wants_from(&self, peer: &Bitfield) -> bool {
-        self.have.lacks_any_of(peer)
+    /// The peer has a piece we lack with free blocks: mainline is
+    /// interested in it (`got_have_bitfield`). Word-wise over the bitfields.
+    pub fn has_requests_from(&self, peer: &Bitfield) -> bool {
+        peer.words().iter().zip(self.free.words()).any(|(&p, &f)| p & f != 0)
     }
 
     /// Keeps `free` and `started` in step with piece `i`'s counts.
@@ -370,20 +373,6 @@ impl PiecePicker {
     #[inline]
     pub fn is_outstanding(&self, piece: u32, block: u32) -> bool {
         self.state(piece, block) == BlockState::Requested
-    }
-
-    /// Every outstanding block (requested, not received) of a piece `peer` has.
-    pub fn outstanding_blocks(&self, peer: &Bitfield, out: &mut Vec<(u32, u32)>) {
-        for i in 0..self.have.len() {
-            if self.have.has(i) || !peer.has(i) {
-                continue;
-            }
-            for b in 0..self.blocks_in(i) {
-                if self.state(i, b) == BlockState::Requested {
-                    out.push((i, b));
-                }
-            }
-        }
     }
 
     /// A block arrived. A piece counts as had only once every block has
@@ -528,17 +517,22 @@ mod tests {
     }
 
     #[test]
-    fn outstanding_blocks_lists_requested_blocks_of_pieces_the_peer_has() {
+    fn a_peer_offers_requests_only_while_one_of_its_pieces_has_blocks_never_requested() {
         let mut p = picker(3);
-        p.next_block(0);
-        p.next_block(2);
-        p.next_block(2);
-        p.block_received(2, 1);
         let mut peer = Bitfield::new(3);
         peer.set(2);
-        let mut out = vec![];
-        p.outstanding_blocks(&peer, &mut out);
-        assert_eq!(out, vec![(2, 0)]);
+        assert!(p.has_requests_from(&peer) && p.has_free_blocks(2));
+        p.next_block(2);
+        assert!(p.has_requests_from(&peer), "one block of 2 is still free");
+        p.next_block(2);
+        assert!(!p.has_requests_from(&peer) && !p.has_free_blocks(2), "all of 2 is asked for");
+        p.block_unrequested(2, 0);
+        assert!(p.has_requests_from(&peer), "a dropped request frees its block");
+        p.next_block(2);
+        p.block_received(2, 0);
+        p.block_received(2, 1);
+        peer.set(0);
+        assert!(p.has_requests_from(&peer) && !p.has_free_blocks(2), "2 is had; 0 is free");
     }
 
     #[test]

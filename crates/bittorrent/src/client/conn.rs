@@ -47,6 +47,9 @@ pub enum Stage {
 /// A block: (piece, block index within the piece).
 pub type BlockRef = (u32, u32);
 
+/// No piece (an unset [`PeerConn::example_interest`]).
+pub const NO_PIECE: u32 = u32::MAX;
+
 /// Our side of one connection.
 ///
 /// `repr(C)` on cache-line boundaries, hottest first: a frame's handling
@@ -91,6 +94,10 @@ pub struct PeerConn {
     pub have: Bitfield,
     /// Control messages held back until that piece message is finished.
     pub outq: Vec<Message>,
+    /// The piece last chosen to request from the remote, or [`NO_PIECE`]
+    /// (mainline `example_interest`): while it has blocks to request, our
+    /// interest is not re-checked when other pieces run out of them.
+    pub example_interest: u32,
     // Line 3.
     /// Bytes/s we send the remote in piece messages; its `total()` is the
     /// block bytes sent.
@@ -110,6 +117,7 @@ impl PeerConn {
             am_choking: true,
             choke_sent: true,
             am_interested: false,
+            example_interest: NO_PIECE,
             active: Vec::new(),
             queued: VecDeque::new(),
             partial_left: 0,

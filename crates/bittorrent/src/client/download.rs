@@ -5,8 +5,8 @@
 
 use torrentlab_engine::Time;
 
-use super::conn::BlockRef;
-use super::{Client, Io, Note};
+use super::conn::{BlockRef, NO_PIECE};
+use super::{rows, Client, Io, Note};
 use crate::bitfield::Bitfield;
 use crate::choker::Choker;
 use crate::limiter::UploadLimiter;
@@ -41,9 +41,22 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         if self.close_if_both_seeds(now, slot, io) {
             return;
         }
-        self.update_interest(slot, io);
+        // Mainline `got_have_bitfield`: interested if the remote has a piece
+        // with blocks to request (in end game, one with a block outstanding).
+        let have = &self.cref(slot).have;
+        let want = if self.picker.in_end_game() {
+            self.all_requests.iter().any(|&(p, _)| have.has(p))
+        } else {
+            self.picker.has_requests_from(have)
+        };
+        if want && !self.cref(slot).am_interested {
+            self.set_interested(slot, true, io);
+        }
     }
 
+    /// Mainline `got_have`: a HAVE for a piece with blocks to request makes
+    /// a remote that unchokes us asked for that piece, and one that chokes
+    /// us interesting; in end game the outstanding blocks are re-offered.
     pub(super) fn got_have(&mut self, now: Time, slot: u32, piece: u32, io: &mut dyn Io) {
         if piece >= self.torrent.pieces() {
             let link = self.conn(slot).link;
@@ -58,10 +71,13 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         if self.close_if_both_seeds(now, slot, io) {
             return;
         }
-        if !self.picker.have().has(piece) {
-            self.update_interest(slot, io);
-            if !self.conn(slot).remote_choking {
-                self.request_more(now, slot, io);
+        if self.picker.in_end_game() {
+            self.fix_end_game(now, slot, io);
+        } else if self.picker.has_free_blocks(piece) {
+            if !self.cref(slot).remote_choking {
+                self.request_more(now, slot, Some(&[piece]), io);
+            } else if !self.cref(slot).am_interested {
+                self.set_interested(slot, true, io);
             }
         }
     }
@@ -78,19 +94,20 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         }
     }
 
-    /// Interested exactly when the remote has a piece we lack (BEP 3).
-    fn update_interest(&mut self, slot: u32, io: &mut dyn Io) {
-        let want = self.picker.wants_from(&self.cref(slot).have);
-        let c = self.conn(slot);
-        if want != c.am_interested {
-            c.am_interested = want;
-            self.send(slot, if want { Message::Interested } else { Message::NotInterested }, io);
-        }
+    /// Says interested (`on`) or not interested to the remote on `slot`.
+    pub(super) fn set_interested(&mut self, slot: u32, on: bool, io: &mut dyn Io) {
+        self.conn(slot).am_interested = on;
+        self.rows.set(slot, rows::AM_INTERESTED, on);
+        self.send(slot, if on { Message::Interested } else { Message::NotInterested }, io);
     }
 
-    /// Mainline `_request_more`: refill the pipeline to the backlog from the
-    /// picker, finishing a chosen piece up to the inner cap.
-    pub(super) fn request_more(&mut self, now: Time, slot: u32, io: &mut dyn Io) {
+    /// Mainline `_request_more`: refill the pipeline to the backlog, finishing
+    /// a chosen piece up to the inner cap. The piece comes from the picker,
+    /// or with `only`, from those pieces (the first the remote has with
+    /// blocks to request; mainline's `indices`). Interest follows what is
+    /// asked: interested on a request, not interested when nothing is
+    /// outstanding and nothing was found.
+    pub(super) fn request_more(&mut self, now: Time, slot: u32, only: Option<&[u32]>, io: &mut dyn Io) {
         let pipeline = self.cfg.pipeline;
         if self.left {
             return;
@@ -107,82 +124,99 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             self.fix_end_game(now, slot, io);
             return;
         }
-        if !self.cref(slot).am_interested {
-            // Interest is kept exact (see `update_interest`): the remote has
-            // no piece we lack, so the picker has nothing to offer.
-            debug_assert!(!self.picker.wants_from(&self.cref(slot).have), "interest out of date");
-            return;
-        }
         let cap = (pipeline.inner_cap(backlog as u32) as usize).max(backlog);
+        let mut lost = std::mem::take(&mut self.lost_interests);
+        lost.clear();
         while self.conn(slot).active.len() < backlog {
-            let Some(piece) = self.picker.pick(&self.conns[slot as usize].as_ref().expect("a live slot").have) else {
-                break;
+            let have = &self.conns[slot as usize].as_ref().expect("a live slot").have;
+            let piece = match only {
+                None => self.picker.pick(have),
+                Some(pieces) => pieces.iter().copied().find(|&i| have.has(i) && self.picker.has_free_blocks(i)),
             };
-            if !self.conn(slot).am_interested {
-                self.conn(slot).am_interested = true;
-                self.send(slot, Message::Interested, io);
+            let Some(piece) = piece else { break };
+            if !self.cref(slot).am_interested {
+                self.set_interested(slot, true, io);
             }
+            self.conn(slot).example_interest = piece;
             while self.conn(slot).active.len() < cap {
                 let Some(block) = self.picker.next_block(piece) else { break };
                 self.request(slot, (piece, block), io);
+                if !self.picker.has_free_blocks(piece) {
+                    lost.push(piece);
+                    break;
+                }
             }
             if self.picker.in_end_game() {
                 break;
             }
         }
+        let c = self.cref(slot);
+        if c.active.is_empty() && c.am_interested {
+            self.set_interested(slot, false, io);
+        }
+        if !lost.is_empty() {
+            self.recheck_interest(&lost, io);
+        }
+        self.lost_interests = lost;
         if self.picker.in_end_game() {
-            // Every block is requested: outstanding ones go to every unchoked peer.
-            let slots: Vec<u32> =
-                self.connections().filter(|(_, c)| c.ready() && !c.remote_choking).map(|(s, _)| s).collect();
-            for s in slots {
-                self.fix_end_game(now, s, io);
+            // This call requested the last free block: end game begins.
+            self.start_end_game(now, io);
+        }
+    }
+
+    /// The end of mainline `_request_more`: `lost` pieces have just had
+    /// their last free block requested. A remote we are interested in with
+    /// nothing outstanding, whose last wanted piece (`example_interest`) has
+    /// none left either and which has one of `lost`, is asked of the picker
+    /// again: not interested if it offers nothing.
+    fn recheck_interest(&mut self, lost: &[u32], io: &mut dyn Io) {
+        for slot in 0..self.rows.len() as u32 {
+            let f = self.rows.flags(slot);
+            if f & (rows::READY | rows::AM_INTERESTED) != rows::READY | rows::AM_INTERESTED {
+                continue;
+            }
+            let c = self.cref(slot);
+            if !c.active.is_empty() {
+                continue;
+            }
+            if c.example_interest != NO_PIECE && self.picker.has_free_blocks(c.example_interest) {
+                continue;
+            }
+            if !lost.iter().any(|&l| c.have.has(l)) {
+                continue;
+            }
+            let have = &self.conns[slot as usize].as_ref().expect("a live slot").have;
+            match self.picker.pick(have) {
+                Some(piece) => self.conn(slot).example_interest = piece,
+                None => self.set_interested(slot, false, io),
             }
         }
     }
 
-    fn request(&mut self, slot: u32, (piece, block): BlockRef, io: &mut dyn Io) {
+    pub(super) fn request(&mut self, slot: u32, (piece, block): BlockRef, io: &mut dyn Io) {
         let length = self.torrent.block_len(piece, block);
         self.conn(slot).active.push((piece, block));
         self.send(slot, Message::Request { piece, begin: block * BLOCK, length }, io);
     }
 
-    /// Mainline `fix_download_endgame`: request (shuffled, up to the backlog)
-    /// every outstanding block the remote has that we did not ask it for.
-    fn fix_end_game(&mut self, now: Time, slot: u32, io: &mut dyn Io) {
-        let mut want = std::mem::take(&mut self.scratch);
-        want.clear();
-        let c = self.conns[slot as usize].as_ref().expect("live");
-        self.picker.outstanding_blocks(&c.have, &mut want);
-        want.retain(|b| !c.active.contains(b));
-        let pipeline = self.cfg.pipeline;
-        let c = self.conn(slot);
-        if c.remote_choking {
-            self.scratch = want;
-            return;
-        }
-        let backlog = pipeline.backlog(c.down_rate.rate(now)).max(1) as usize;
-        for i in (1..want.len()).rev() {
-            let j = self.rng.range_inclusive(0, i as u64) as usize;
-            want.swap(i, j);
-        }
-        want.truncate(backlog.saturating_sub(self.conn(slot).active.len()));
-        for &b in &want {
-            self.request(slot, b, io);
-        }
-        self.scratch = want;
-    }
-
-    /// Requests lost to a choke or a closed connection go back to the picker
-    /// and other unchoked peers are asked for more (mainline `_letgo`).
+    /// Mainline `_letgo`: requests lost to a choke or a closed connection go
+    /// back to the picker; every other peer that unchokes us (in random
+    /// order) is asked for blocks of those pieces, and every one that chokes
+    /// us and has one with blocks to request becomes interesting.
     pub(super) fn let_go(&mut self, now: Time, active: &[BlockRef], io: &mut dyn Io) {
         if active.is_empty() || self.left {
             return;
         }
+        if self.picker.in_end_game() {
+            return; // the blocks stay outstanding elsewhere
+        }
+        let mut lost = std::mem::take(&mut self.lost);
+        lost.clear();
         for &(p, b) in active {
             self.picker.block_unrequested(p, b);
-        }
-        if self.picker.in_end_game() {
-            return;
+            if !lost.contains(&p) {
+                lost.push(p);
+            }
         }
         let mut slots = std::mem::take(&mut self.slots);
         slots.clear();
@@ -206,12 +240,29 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         }
         for &s in &slots {
             if self.conns[s as usize].is_some() {
-                self.request_more(now, s, io);
+                self.request_more(now, s, Some(&lost), io);
             }
         }
         self.slots = slots;
+        for slot in 0..self.rows.len() as u32 {
+            if self.rows.flags(slot) & (rows::READY | rows::AM_INTERESTED) != rows::READY
+                || self.unchoking.contains(slot)
+            {
+                continue;
+            }
+            let have = &self.cref(slot).have;
+            if lost.iter().any(|&l| have.has(l) && self.picker.has_free_blocks(l)) {
+                self.set_interested(slot, true, io);
+            }
+        }
+        self.lost = lost;
     }
 
+    /// Mainline `got_piece`, then what its caller does with a completed
+    /// piece: the block is taken off our requests (one dropped on a choke
+    /// is discarded); in end game the other peers asked for it get a cancel
+    /// and every interested one is re-offered the outstanding blocks; the
+    /// pipeline is refilled; and a completed piece is announced with HAVEs.
     pub(super) fn got_piece(&mut self, now: Time, slot: u32, piece: u32, begin: u32, length: u32, io: &mut dyn Io) {
         let block = (piece, begin / BLOCK);
         self.rows.got_piece(slot, now);
@@ -225,36 +276,29 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             return;
         };
         c.active.swap_remove(pos);
-        match self.picker.block_received(block.0, block.1) {
+        let complete = match self.picker.block_received(block.0, block.1) {
             Arrival::Duplicate => {
                 self.stats.bytes_wasted += length as u64;
                 io.note(Note::Wasted { link, bytes: length });
+                false
             }
-            Arrival::Block => self.stats.bytes_down += length as u64,
+            Arrival::Block => {
+                self.stats.bytes_down += length as u64;
+                false
+            }
             Arrival::PieceComplete => {
                 self.stats.bytes_down += length as u64;
-                self.piece_complete(now, piece, io);
+                true
             }
-        }
+        };
         if self.picker.in_end_game() {
-            self.cancel_elsewhere(slot, block, io);
+            self.end_game_block(now, slot, block, io);
         }
         if self.conns[slot as usize].is_some() {
-            self.request_more(now, slot, io);
+            self.request_more(now, slot, None, io);
         }
-    }
-
-    /// End game: the block arrived, so the other peers asked for it get a cancel.
-    fn cancel_elsewhere(&mut self, from: u32, (piece, block): BlockRef, io: &mut dyn Io) {
-        let length = self.torrent.block_len(piece, block);
-        let slots: Vec<u32> = self
-            .connections()
-            .filter(|&(s, c)| s != from && c.active.contains(&(piece, block)))
-            .map(|(s, _)| s)
-            .collect();
-        for s in slots {
-            self.conn(s).active.retain(|&b| b != (piece, block));
-            self.send(s, Message::Cancel { piece, begin: block * BLOCK, length }, io);
+        if complete {
+            self.piece_complete(now, piece, io);
         }
     }
 
@@ -265,8 +309,22 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         }
     }
 
+    /// What mainline does once a piece is verified: the last one announces
+    /// `completed` and closes the connections to seeds (`got_piece`); then a
+    /// HAVE goes to every connection left (the connecter's loop after it).
     fn piece_complete(&mut self, now: Time, piece: u32, io: &mut dyn Io) {
         io.note(Note::PieceVerified { piece });
+        if self.is_seed() && self.completed_at.is_none() {
+            self.completed_at = Some(now);
+            io.note(Note::Completed);
+            self.announce(now, AnnounceEvent::Completed, io);
+            let seeds: Vec<u32> = self.connections().filter(|(_, c)| c.ready() && c.have.is_complete()).map(|(s, _)| s).collect();
+            for s in seeds {
+                if self.conns[s as usize].is_some() {
+                    self.close_if_both_seeds(now, s, io);
+                }
+            }
+        }
         let slots: Vec<u32> = self.connections().filter(|(_, c)| c.ready()).map(|(s, _)| s).collect();
         // The scan above brought the client's side in; the driver's side of
         // each connection is cold: ask for it a few writes ahead.
@@ -278,21 +336,6 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
                 self.hint_write(a, io);
             }
             self.send(s, Message::Have { piece }, io);
-        }
-        for &s in &slots {
-            if self.conns[s as usize].is_some() {
-                self.update_interest(s, io);
-            }
-        }
-        if self.is_seed() && self.completed_at.is_none() {
-            self.completed_at = Some(now);
-            io.note(Note::Completed);
-            self.announce(now, AnnounceEvent::Completed, io);
-            for s in slots {
-                if self.conns[s as usize].as_ref().is_some_and(|c| c.have.is_complete()) {
-                    self.close_if_both_seeds(now, s, io);
-                }
-            }
         }
     }
 }

@@ -10,10 +10,12 @@
 //!
 //! Modules: [`conn`] (per-connection state), `rows` (what a rechoke reads of
 //! every connection, dense), `upload` (requests served, choking, the
-//! rate-limited writer), `download` (requests made, end game, pieces).
+//! rate-limited writer), `download` (interest, requests made, pieces),
+//! `endgame` (the last blocks asked of everyone, with cancels).
 
 pub mod conn;
 mod download;
+mod endgame;
 mod rows;
 mod slot_set;
 mod upload;
@@ -31,6 +33,7 @@ use crate::rate::RateMeasure;
 use crate::torrent::Torrent;
 use crate::tracker::{AnnounceEvent, AnnounceSchedule};
 use crate::wire::Message;
+use conn::BlockRef;
 pub use conn::{Frame, PeerConn, Stage};
 use slot_set::SlotSet;
 
@@ -155,6 +158,13 @@ pub struct Client<P = PiecePicker, C = MainlineChoker, L = RateLimiter> {
     /// Shuffles (end game, requests after a choke).
     rng: EntityRng,
     scratch: Vec<(u32, u32)>,
+    /// End game's outstanding blocks (mainline `all_requests`): those
+    /// requested when it began, each taken off as it arrives.
+    all_requests: Vec<BlockRef>,
+    /// `let_go` scratch: the pieces of the requests let go.
+    lost: Vec<u32>,
+    /// `request_more` scratch: pieces whose last free block it requested.
+    lost_interests: Vec<u32>,
     /// Connection slots, reused by `let_go`.
     slots: Vec<u32>,
     /// Rechoke scratch: the views and the choker's decisions.
@@ -210,6 +220,9 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             choker_rng,
             rng,
             scratch: Vec::new(),
+            all_requests: Vec::new(),
+            lost: Vec::new(),
+            lost_interests: Vec::new(),
             slots: Vec::new(),
             views: Vec::new(),
             decisions: Vec::new(),
@@ -316,6 +329,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
                         | flag(c.remote_interested, rows::INTERESTED)
                         | flag(c.am_choking, rows::CHOKING)
                         | flag(!c.queued.is_empty(), rows::REQUESTS)
+                        | flag(c.am_interested, rows::AM_INTERESTED)
                 });
                 self.rows.flags(i as u32) == want
             })
@@ -528,10 +542,14 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             Message::Unchoke => {
                 let c = self.conn(slot);
                 c.remote_choking = false;
+                let interested = c.am_interested;
                 if c.ready() {
                     self.unchoking.insert(slot);
                 }
-                self.request_more(now, slot, io);
+                // Mainline `got_unchoke`.
+                if interested {
+                    self.request_more(now, slot, None, io);
+                }
             }
             Message::Interested | Message::NotInterested => {
                 let c = self.conn(slot);

@@ -25,11 +25,15 @@ pub const INTERESTED: u8 = 2;
 pub const CHOKING: u8 = 4;
 /// The remote has requests queued with us (`queued` not empty).
 pub const REQUESTS: u8 = 8;
+/// We are interested in the remote (`am_interested`): what the download
+/// side's scans over every connection filter on.
+pub const AM_INTERESTED: u8 = 16;
 
 /// Per-slot rechoke inputs, indexed like the client's connection table.
 #[derive(Clone, Debug, Default)]
 pub struct Rows {
-    /// [`READY`] | [`INTERESTED`] | [`CHOKING`] | [`REQUESTS`]; 0 for a free slot.
+    /// [`READY`] | [`INTERESTED`] | [`CHOKING`] | [`REQUESTS`] |
+    /// [`AM_INTERESTED`]; 0 for a free slot.
     flags: Vec<u8>,
     /// Last time a piece message arrived on the slot (snubbing), from the
     /// handshake on.

@@ -23,7 +23,7 @@ impl SlotSet {
         }
     }
 
-    #[cfg(test)]
+    #[inline]
     pub fn contains(&self, slot: u32) -> bool {
         self.words.get(slot as usize / 64).is_some_and(|w| w & (1 << (slot % 64)) != 0)
     }

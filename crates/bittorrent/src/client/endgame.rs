@@ -1,0 +1,102 @@
+//! End game (mainline 4.0.x `Downloader.py`): once every block of every
+//! missing piece has been requested, each block not yet received may be
+//! asked of every peer that has its piece, and a block that arrives is
+//! cancelled with the others.
+//!
+//! Mainline keeps the blocks outstanding when end game begins in
+//! `all_requests` and takes each off as it arrives; requests dropped on a
+//! choke stay in it. Interest follows it too: a peer is interesting while it
+//! has an outstanding block we did not ask of it.
+
+use torrentlab_engine::Time;
+
+use super::conn::BlockRef;
+use super::{Client, Io};
+use crate::choker::Choker;
+use crate::limiter::UploadLimiter;
+use crate::picker::Picker;
+use crate::torrent::BLOCK;
+use crate::wire::Message;
+
+impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
+    /// The end of mainline `_request_more` when its last request began end
+    /// game: every request outstanding becomes `all_requests`, and every
+    /// connection is offered them ([`Client::fix_end_game`]).
+    pub(super) fn start_end_game(&mut self, now: Time, io: &mut dyn Io) {
+        let mut all = std::mem::take(&mut self.all_requests);
+        all.clear();
+        let slots: Vec<u32> = self.connections().filter(|(_, c)| c.ready()).map(|(s, _)| s).collect();
+        for &s in &slots {
+            all.extend_from_slice(&self.cref(s).active);
+        }
+        self.all_requests = all;
+        for s in slots {
+            if self.conns[s as usize].is_some() {
+                self.fix_end_game(now, s, io);
+            }
+        }
+    }
+
+    /// Mainline `fix_download_endgame`: the outstanding blocks the remote
+    /// has and was not asked for decide our interest; if it unchokes us,
+    /// up to its backlog of them (shuffled) are requested.
+    pub(super) fn fix_end_game(&mut self, now: Time, slot: u32, io: &mut dyn Io) {
+        let mut want = std::mem::take(&mut self.scratch);
+        want.clear();
+        let c = self.cref(slot);
+        want.extend(self.all_requests.iter().copied().filter(|&(p, b)| c.have.has(p) && !c.active.contains(&(p, b))));
+        let (interested, idle) = (c.am_interested, c.active.is_empty());
+        if interested && idle && want.is_empty() {
+            self.set_interested(slot, false, io);
+            self.scratch = want;
+            return;
+        }
+        if !interested && !want.is_empty() {
+            self.set_interested(slot, true, io);
+        }
+        let pipeline = self.cfg.pipeline;
+        let c = self.conn(slot);
+        if c.remote_choking {
+            self.scratch = want;
+            return;
+        }
+        let backlog = pipeline.backlog(c.down_rate.rate(now)).max(1) as usize;
+        let outstanding = c.active.len();
+        if outstanding >= backlog {
+            self.scratch = want;
+            return;
+        }
+        for i in (1..want.len()).rev() {
+            let j = self.rng.range_inclusive(0, i as u64) as usize;
+            want.swap(i, j);
+        }
+        want.truncate(backlog - outstanding);
+        for &b in &want {
+            self.request(slot, b, io);
+        }
+        self.scratch = want;
+    }
+
+    /// The end-game part of mainline `got_piece`: `block` arrived on
+    /// `from`, so it is no longer outstanding; every other interested peer
+    /// that was asked for it gets a cancel, and every other interested peer
+    /// is offered what is still outstanding.
+    pub(super) fn end_game_block(&mut self, now: Time, from: u32, block: BlockRef, io: &mut dyn Io) {
+        if let Some(i) = self.all_requests.iter().position(|&b| b == block) {
+            self.all_requests.remove(i);
+        }
+        let (piece, b) = block;
+        let length = self.torrent.block_len(piece, b);
+        let slots: Vec<u32> =
+            self.connections().filter(|&(s, c)| s != from && c.ready() && c.am_interested).map(|(s, _)| s).collect();
+        for s in slots {
+            let Some(c) = self.conns[s as usize].as_mut() else { continue };
+            if !c.remote_choking {
+                let Some(i) = c.active.iter().position(|&x| x == block) else { continue };
+                c.active.remove(i);
+                self.send(s, Message::Cancel { piece, begin: b * BLOCK, length }, io);
+            }
+            self.fix_end_game(now, s, io);
+        }
+    }
+}
