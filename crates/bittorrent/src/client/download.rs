@@ -6,7 +6,7 @@
 use torrentlab_engine::Time;
 
 use super::conn::{BlockRef, NO_PIECE};
-use super::{rows, Client, Io, Note};
+use super::{rows, Client, Io, Note, PeerConn};
 use crate::bitfield::Bitfield;
 use crate::choker::Choker;
 use crate::limiter::UploadLimiter;
@@ -170,13 +170,27 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     /// none left either and which has one of `lost`, is asked of the picker
     /// again: not interested if it offers nothing.
     fn recheck_interest(&mut self, lost: &[u32], io: &mut dyn Io) {
+        // Candidates from the dense flags; a remote that chokes us has no
+        // requests of ours (dropped with the choke), so only the others'
+        // request lists are read. Their lines are asked for before the first
+        // is read.
+        let mut slots = std::mem::take(&mut self.recheck);
+        slots.clear();
         for slot in 0..self.rows.len() as u32 {
-            let f = self.rows.flags(slot);
-            if f & (rows::READY | rows::AM_INTERESTED) != rows::READY | rows::AM_INTERESTED {
-                continue;
+            if self.rows.flags(slot) & (rows::READY | rows::AM_INTERESTED) == rows::READY | rows::AM_INTERESTED {
+                slots.push(slot);
             }
+        }
+        for &s in &slots {
+            if self.unchoking.contains(s) {
+                self.prefetch_slot(s, std::mem::offset_of!(PeerConn, active), 24);
+            }
+            self.prefetch_slot(s, std::mem::offset_of!(PeerConn, have), 64);
+        }
+        for &slot in &slots {
             let c = self.cref(slot);
-            if !c.active.is_empty() {
+            debug_assert!(self.unchoking.contains(slot) || c.active.is_empty(), "a choke drops our requests");
+            if self.unchoking.contains(slot) && !c.active.is_empty() {
                 continue;
             }
             if c.example_interest != NO_PIECE && self.picker.has_free_blocks(c.example_interest) {
@@ -191,6 +205,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
                 None => self.set_interested(slot, false, io),
             }
         }
+        self.recheck = slots;
     }
 
     pub(super) fn request(&mut self, slot: u32, (piece, block): BlockRef, io: &mut dyn Io) {
@@ -228,34 +243,61 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
                 .eq(self.connections().filter(|(_, c)| c.ready() && !c.remote_choking).map(|(s, _)| s)),
             "the unchoking set is what a scan finds"
         );
-        // Each of them is asked for more, which reads its flags, rate meter
-        // and request list (the slot's first two lines): ask for those lines
-        // now, so they arrive together while the order is drawn.
+        // Each of them is asked for more, which reads its flags, rate meter,
+        // request list and bitfield (the slot's first three lines, then the
+        // bitfield's words): ask for the lines now, so they arrive together
+        // while the order is drawn, and for the words once they have.
         for &s in &slots {
-            self.prefetch_slot(s, 0, 128);
+            self.prefetch_slot(s, 0, 192);
         }
         for i in (1..slots.len()).rev() {
             let j = self.rng.range_inclusive(0, i as u64) as usize;
             slots.swap(i, j);
         }
         for &s in &slots {
+            self.prefetch_have(s, lost[0]);
+        }
+        for &s in &slots {
             if self.conns[s as usize].is_some() {
                 self.request_more(now, s, Some(&lost), io);
             }
         }
-        self.slots = slots;
-        for slot in 0..self.rows.len() as u32 {
-            if self.rows.flags(slot) & (rows::READY | rows::AM_INTERESTED) != rows::READY
-                || self.unchoking.contains(slot)
-            {
-                continue;
+        // The peers that choke us and that we are not interested in become
+        // interesting if they have a lost piece that still has free blocks.
+        lost.retain(|&p| self.picker.has_free_blocks(p));
+        if !lost.is_empty() {
+            slots.clear();
+            for slot in 0..self.rows.len() as u32 {
+                if self.rows.flags(slot) & (rows::READY | rows::AM_INTERESTED) == rows::READY
+                    && !self.unchoking.contains(slot)
+                {
+                    slots.push(slot);
+                }
             }
-            let have = &self.cref(slot).have;
-            if lost.iter().any(|&l| have.has(l) && self.picker.has_free_blocks(l)) {
-                self.set_interested(slot, true, io);
+            for &s in &slots {
+                self.prefetch_slot(s, std::mem::offset_of!(PeerConn, have), 64);
+            }
+            for &s in &slots {
+                self.prefetch_have(s, lost[0]);
+            }
+            for &slot in &slots {
+                let have = &self.cref(slot).have;
+                if lost.iter().any(|&l| have.has(l)) {
+                    self.set_interested(slot, true, io);
+                }
             }
         }
+        self.slots = slots;
         self.lost = lost;
+    }
+
+    /// Starts loading the word of `slot`'s bitfield that holds `piece`, if
+    /// the connection is live (reads its line with the bitfield; a hint).
+    #[inline]
+    fn prefetch_have(&self, slot: u32, piece: u32) {
+        if let Some(Some(c)) = self.conns.get(slot as usize) {
+            c.have.prefetch(piece);
+        }
     }
 
     /// Mainline `got_piece`, then what its caller does with a completed

@@ -165,6 +165,8 @@ pub struct Client<P = PiecePicker, C = MainlineChoker, L = RateLimiter> {
     lost: Vec<u32>,
     /// `request_more` scratch: pieces whose last free block it requested.
     lost_interests: Vec<u32>,
+    /// `recheck_interest` scratch: the slots it looks at.
+    recheck: Vec<u32>,
     /// Connection slots, reused by `let_go`.
     slots: Vec<u32>,
     /// Rechoke scratch: the views and the choker's decisions.
@@ -223,6 +225,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             all_requests: Vec::new(),
             lost: Vec::new(),
             lost_interests: Vec::new(),
+            recheck: Vec::new(),
             slots: Vec::new(),
             views: Vec::new(),
             decisions: Vec::new(),
