@@ -17,6 +17,10 @@ use crate::wire::Message;
 
 /// How many connections ahead a HAVE broadcast asks the driver to load.
 const WRITE_AHEAD: usize = 3;
+/// How many connections ahead a scan asks for the word of the remote's
+/// bitfield it will test, once the connection's line saying where the words
+/// are has arrived.
+const HAVE_AHEAD: usize = 2;
 
 impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     pub(super) fn got_bitfield(&mut self, now: Time, slot: u32, b: Bitfield, io: &mut dyn Io) {
@@ -187,7 +191,10 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             }
             self.prefetch_slot(s, std::mem::offset_of!(PeerConn, have), 64);
         }
-        for &slot in &slots {
+        for (i, &slot) in slots.iter().enumerate() {
+            if let Some(&a) = slots.get(i + HAVE_AHEAD) {
+                self.prefetch_have(a, lost[0]);
+            }
             let c = self.cref(slot);
             debug_assert!(self.unchoking.contains(slot) || c.active.is_empty(), "a choke drops our requests");
             if self.unchoking.contains(slot) && !c.active.is_empty() {
@@ -254,10 +261,12 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             let j = self.rng.range_inclusive(0, i as u64) as usize;
             slots.swap(i, j);
         }
-        for &s in &slots {
-            self.prefetch_have(s, lost[0]);
-        }
-        for &s in &slots {
+        // The words are asked for a few peers ahead, where the lines that
+        // say where they are have arrived.
+        for (i, &s) in slots.iter().enumerate() {
+            if let Some(&a) = slots.get(i + HAVE_AHEAD) {
+                self.prefetch_have(a, lost[0]);
+            }
             if self.conns[s as usize].is_some() {
                 self.request_more(now, s, Some(&lost), io);
             }
@@ -277,10 +286,10 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             for &s in &slots {
                 self.prefetch_slot(s, std::mem::offset_of!(PeerConn, have), 64);
             }
-            for &s in &slots {
-                self.prefetch_have(s, lost[0]);
-            }
-            for &slot in &slots {
+            for (i, &slot) in slots.iter().enumerate() {
+                if let Some(&a) = slots.get(i + HAVE_AHEAD) {
+                    self.prefetch_have(a, lost[0]);
+                }
                 let have = &self.cref(slot).have;
                 if lost.iter().any(|&l| have.has(l)) {
                     self.set_interested(slot, true, io);
