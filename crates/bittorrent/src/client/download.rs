@@ -113,13 +113,12 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     /// outstanding and nothing was found.
     pub(super) fn request_more(&mut self, now: Time, slot: u32, only: Option<&[u32]>, io: &mut dyn Io) {
         let pipeline = self.cfg.pipeline;
-        if self.left {
+        // A remote that unchokes us is ready and in `unchoking`: no need to
+        // read the connection's flags (most asks end at the backlog check).
+        if self.left || !self.unchoking.contains(slot) {
             return;
         }
         let c = self.conn(slot);
-        if c.remote_choking || !c.ready() {
-            return;
-        }
         let backlog = pipeline.backlog(c.down_rate.rate(now)).max(1) as usize;
         if c.active.len() >= backlog {
             return;
@@ -250,26 +249,19 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
                 .eq(self.connections().filter(|(_, c)| c.ready() && !c.remote_choking).map(|(s, _)| s)),
             "the unchoking set is what a scan finds"
         );
-        // Each of them is asked for more, which reads its flags, rate meter,
-        // request list and bitfield (the slot's first three lines, then the
-        // bitfield's words): ask for the lines now, so they arrive together
-        // while the order is drawn, and for the words once they have.
+        // Each of them is asked for more, which reads its rate meter and
+        // request list (the slot's second line) and, if its pipeline has
+        // room, its bitfield (the third): ask for the second lines now, so
+        // they arrive together while the order is drawn.
         for &s in &slots {
-            self.prefetch_slot(s, 0, 192);
+            self.prefetch_slot(s, std::mem::offset_of!(PeerConn, down_rate), 64);
         }
         for i in (1..slots.len()).rev() {
             let j = self.rng.range_inclusive(0, i as u64) as usize;
             slots.swap(i, j);
         }
-        // The words are asked for a few peers ahead, where the lines that
-        // say where they are have arrived.
-        for (i, &s) in slots.iter().enumerate() {
-            if let Some(&a) = slots.get(i + HAVE_AHEAD) {
-                self.prefetch_have(a, lost[0]);
-            }
-            if self.conns[s as usize].is_some() {
-                self.request_more(now, s, Some(&lost), io);
-            }
+        for &s in &slots {
+            self.request_more(now, s, Some(&lost), io);
         }
         // The peers that choke us and that we are not interested in become
         // interesting if they have a lost piece that still has free blocks.
