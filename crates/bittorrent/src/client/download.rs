@@ -17,10 +17,7 @@ use crate::wire::Message;
 
 /// How many connections ahead a HAVE broadcast asks the driver to load.
 const WRITE_AHEAD: usize = 3;
-/// How many connections ahead a scan asks for the word of the remote's
-/// bitfield it will test, once the connection's line saying where the words
-/// are has arrived.
-const HAVE_AHEAD: usize = 2;
+
 
 impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     pub(super) fn got_bitfield(&mut self, now: Time, slot: u32, b: Bitfield, io: &mut dyn Io) {
@@ -38,6 +35,8 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
                 merged.set(i);
             }
         }
+        self.holders.set_all(slot, &merged);
+        let c = self.conn(slot);
         let old = std::mem::replace(&mut c.have, merged);
         self.picker.peer_bitfield(&old, false);
         let have = self.conn(slot).have.clone();
@@ -71,6 +70,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         if !self.conn(slot).have.set(piece) {
             return;
         }
+        self.holders.set(piece, slot);
         self.picker.peer_has(piece);
         if self.close_if_both_seeds(now, slot, io) {
             return;
@@ -131,10 +131,11 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         let mut lost = std::mem::take(&mut self.lost_interests);
         lost.clear();
         while self.conn(slot).active.len() < backlog {
-            let have = &self.conns[slot as usize].as_ref().expect("a live slot").have;
             let piece = match only {
-                None => self.picker.pick(have),
-                Some(pieces) => pieces.iter().copied().find(|&i| have.has(i) && self.picker.has_free_blocks(i)),
+                None => self.picker.pick(&self.conns[slot as usize].as_ref().expect("a live slot").have),
+                Some(pieces) => {
+                    pieces.iter().copied().find(|&i| self.holders.has(i, slot) && self.picker.has_free_blocks(i))
+                }
             };
             let Some(piece) = piece else { break };
             if !self.cref(slot).am_interested {
@@ -173,36 +174,30 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     /// none left either and which has one of `lost`, is asked of the picker
     /// again: not interested if it offers nothing.
     fn recheck_interest(&mut self, lost: &[u32], io: &mut dyn Io) {
-        // Candidates from the dense flags; a remote that chokes us has no
-        // requests of ours (dropped with the choke), so only the others'
-        // request lists are read. Their lines are asked for before the first
-        // is read.
+        // Candidates from the dense flags and holders: interested, and with
+        // a lost piece. A remote that chokes us has no requests of ours
+        // (dropped with the choke), so only the others' request lists are
+        // read. Their lines are asked for before the first is read.
         let mut slots = std::mem::take(&mut self.recheck);
         slots.clear();
         for slot in 0..self.rows.len() as u32 {
-            if self.rows.flags(slot) & (rows::READY | rows::AM_INTERESTED) == rows::READY | rows::AM_INTERESTED {
+            if self.rows.flags(slot) & (rows::READY | rows::AM_INTERESTED) == rows::READY | rows::AM_INTERESTED
+                && lost.iter().any(|&l| self.holders.has(l, slot))
+            {
                 slots.push(slot);
             }
         }
         for &s in &slots {
-            if self.unchoking.contains(s) {
-                self.prefetch_slot(s, std::mem::offset_of!(PeerConn, active), 24);
-            }
-            self.prefetch_slot(s, std::mem::offset_of!(PeerConn, have), 64);
+            self.prefetch_slot(s, std::mem::offset_of!(PeerConn, active), 24);
+            self.prefetch_slot(s, std::mem::offset_of!(PeerConn, example_interest), 4);
         }
-        for (i, &slot) in slots.iter().enumerate() {
-            if let Some(&a) = slots.get(i + HAVE_AHEAD) {
-                self.prefetch_have(a, lost[0]);
-            }
+        for &slot in &slots {
             let c = self.cref(slot);
             debug_assert!(self.unchoking.contains(slot) || c.active.is_empty(), "a choke drops our requests");
             if self.unchoking.contains(slot) && !c.active.is_empty() {
                 continue;
             }
             if c.example_interest != NO_PIECE && self.picker.has_free_blocks(c.example_interest) {
-                continue;
-            }
-            if !lost.iter().any(|&l| c.have.has(l)) {
                 continue;
             }
             let have = &self.conns[slot as usize].as_ref().expect("a live slot").have;
@@ -267,38 +262,20 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         // interesting if they have a lost piece that still has free blocks.
         lost.retain(|&p| self.picker.has_free_blocks(p));
         if !lost.is_empty() {
-            slots.clear();
+            for l in &lost {
+                self.holders.prefetch(*l);
+            }
             for slot in 0..self.rows.len() as u32 {
                 if self.rows.flags(slot) & (rows::READY | rows::AM_INTERESTED) == rows::READY
                     && !self.unchoking.contains(slot)
+                    && lost.iter().any(|&l| self.holders.has(l, slot))
                 {
-                    slots.push(slot);
-                }
-            }
-            for &s in &slots {
-                self.prefetch_slot(s, std::mem::offset_of!(PeerConn, have), 64);
-            }
-            for (i, &slot) in slots.iter().enumerate() {
-                if let Some(&a) = slots.get(i + HAVE_AHEAD) {
-                    self.prefetch_have(a, lost[0]);
-                }
-                let have = &self.cref(slot).have;
-                if lost.iter().any(|&l| have.has(l)) {
                     self.set_interested(slot, true, io);
                 }
             }
         }
         self.slots = slots;
         self.lost = lost;
-    }
-
-    /// Starts loading the word of `slot`'s bitfield that holds `piece`, if
-    /// the connection is live (reads its line with the bitfield; a hint).
-    #[inline]
-    fn prefetch_have(&self, slot: u32, piece: u32) {
-        if let Some(Some(c)) = self.conns.get(slot as usize) {
-            c.have.prefetch(piece);
-        }
     }
 
     /// Mainline `got_piece`, then what its caller does with a completed

@@ -11,11 +11,13 @@
 //! Modules: [`conn`] (per-connection state), `rows` (what a rechoke reads of
 //! every connection, dense), `upload` (requests served, choking, the
 //! rate-limited writer), `download` (interest, requests made, pieces),
-//! `endgame` (the last blocks asked of everyone, with cancels).
+//! `endgame` (the last blocks asked of everyone, with cancels), `holders`
+//! (which remotes have each piece, dense).
 
 pub mod conn;
 mod download;
 mod endgame;
+mod holders;
 mod rows;
 mod slot_set;
 mod upload;
@@ -141,6 +143,8 @@ pub struct Client<P = PiecePicker, C = MainlineChoker, L = RateLimiter> {
     conns: Vec<Option<PeerConn>>,
     /// The rechoke's inputs of each slot of `conns`, dense.
     rows: rows::Rows,
+    /// Per piece, the slots whose remote has it (the remotes' bitfields, transposed).
+    holders: holders::Holders,
     free: Vec<u32>,
     /// Slots whose remote unchokes us (ready, not choking): what `let_go`
     /// asks for more, found without reading every connection.
@@ -201,6 +205,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         limiter: L,
     ) -> Self {
         let [choker_rng, rng] = rngs;
+        let pieces = torrent.pieces();
         Client {
             id,
             choker,
@@ -210,6 +215,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             picker,
             conns: Vec::new(),
             rows: rows::Rows::default(),
+            holders: holders::Holders::new(pieces),
             free: Vec::new(),
             unchoking: SlotSet::default(),
             spares: Vec::new(),
@@ -324,7 +330,8 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
 
     /// Whether every slot's row says what its connection does (debug checks).
     fn rows_mirror_connections(&self) -> bool {
-        self.rows.len() == self.conns.len()
+        self.holders.mirror(self.conns.iter().map(|c| c.as_ref().map(|c| &c.have)))
+            && self.rows.len() == self.conns.len()
             && self.conns.iter().enumerate().all(|(i, c)| {
                 let want = c.as_ref().map_or(0, |c| {
                     let flag = |on: bool, f: u8| if on { f } else { 0 };
@@ -364,6 +371,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             }
         };
         self.rows.open(slot);
+        self.holders.reserve(self.conns.len());
         slot
     }
 
@@ -475,6 +483,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
 
     fn drop_conn(&mut self, now: Time, slot: u32, io: &mut dyn Io, replace: bool) {
         let c = self.conns[slot as usize].take().expect("a live slot");
+        self.holders.clear_all(slot, &c.have);
         self.rows.close(slot);
         self.free.push(slot);
         self.unchoking.remove(slot);
