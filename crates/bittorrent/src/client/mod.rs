@@ -317,20 +317,14 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     /// `frame` will soon reach slot `slot`, whose state [`Client::prefetch_conn`]
     /// has already asked for: starts loading what handling it reads beyond
     /// that (for a HAVE, the word of the remote's bitfield and the picker's
-    /// entries for the piece; for a choke, the first two lines of every
-    /// other remote that unchokes us, which `let_go` will ask for more). A
-    /// hint: results never depend on it.
+    /// entries for the piece). A hint: results never depend on it.
     #[inline]
     pub fn prefetch_frame(&self, slot: u32, frame: &Frame) {
-        match *frame {
-            Frame::Msg(Message::Have { piece }) => {
-                if let Some(Some(c)) = self.conns.get(slot as usize) {
-                    c.have.prefetch(piece);
-                }
-                self.picker.prefetch_piece(piece);
+        if let Frame::Msg(Message::Have { piece }) = *frame {
+            if let Some(Some(c)) = self.conns.get(slot as usize) {
+                c.have.prefetch(piece);
             }
-            Frame::Msg(Message::Choke) => self.unchoking.for_each(|s| self.prefetch_slot(s, 0, 128)),
-            _ => {}
+            self.picker.prefetch_piece(piece);
         }
     }
 
