@@ -295,7 +295,9 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             io.note(Note::Wasted { link, bytes: length });
             return;
         };
-        c.active.swap_remove(pos);
+        // In order: the pieces a choke lets go are offered in the order
+        // they were requested (mainline's list `remove`).
+        c.active.remove(pos);
         let complete = match self.picker.block_received(block.0, block.1) {
             Arrival::Duplicate => {
                 self.stats.bytes_wasted += length as u64;
