@@ -244,12 +244,12 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
                 .eq(self.connections().filter(|(_, c)| c.ready() && !c.remote_choking).map(|(s, _)| s)),
             "the unchoking set is what a scan finds"
         );
-        // Each of them is asked for more, which reads its rate meter and
-        // request list (the slot's second line) and, if its pipeline has
-        // room, its bitfield (the third): ask for the second lines now, so
-        // they arrive together while the order is drawn.
+        // Each of them is asked for more, which reads its slot's first line
+        // (`Option`'s tag, the interest flag) and second (rate meter,
+        // request list): ask for both now, so they arrive together while the
+        // order is drawn.
         for &s in &slots {
-            self.prefetch_slot(s, std::mem::offset_of!(PeerConn, down_rate), 64);
+            self.prefetch_slot(s, 0, 128);
         }
         for i in (1..slots.len()).rev() {
             let j = self.rng.range_inclusive(0, i as u64) as usize;
