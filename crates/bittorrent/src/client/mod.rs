@@ -328,7 +328,8 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         }
     }
 
-    /// Whether every slot's row says what its connection does (debug checks).
+    /// Whether every slot's row, and the holders of every piece, say what
+    /// the connections do (debug checks).
     fn rows_mirror_connections(&self) -> bool {
         self.holders.mirror(self.conns.iter().map(|c| c.as_ref().map(|c| &c.have)))
             && self.rows.len() == self.conns.len()
