@@ -98,3 +98,32 @@ fn an_idle_interesting_peer_is_told_not_interested_once_its_pieces_have_no_block
     assert!(net.c(l).connection(a).unwrap().am_interested, "a has our requests: it stays interesting");
     assert!(net.c(l).rows_mirror_connections());
 }
+
+#[test]
+fn a_choke_offers_the_lost_pieces_in_the_order_they_were_requested() {
+    // Mainline keeps its requests in a list (`remove` keeps the order) and
+    // `_letgo` collects the lost pieces from it in that order.
+    let cfg = ClientConfig { pipeline: crate::pipeline::Pipeline::Fixed(4), ..mainline() };
+    let mut net = Net::new();
+    let l = net.add(cfg, &Torrent::new(8 * 32_768, 32_768), false);
+    net.start(l);
+    let (la, a) = net.accept_from(l, 9);
+    net.inject(l, a, Frame::Handshake);
+    net.inject(l, a, Frame::Bitfield(Box::new(Bitfield::full(8))));
+    net.send(l, a, Message::Unchoke);
+    let asked = requested(&net.io(l).msgs(la));
+    let (p, q) = (asked[0].0, asked[2].0);
+    assert_eq!(asked, vec![(p, 0), (p, 1), (q, 0), (q, 1)]);
+    net.send(l, a, piece(p, 0));
+    let (lc, c) = net.accept_from(l, 10);
+    net.inject(l, c, Frame::Handshake);
+    let mut pq = Bitfield::new(8);
+    pq.set(p);
+    pq.set(q);
+    net.inject(l, c, Frame::Bitfield(Box::new(pq)));
+    net.send(l, c, Message::Unchoke);
+    assert!(net.io(l).msgs(lc).is_empty(), "every block c has is asked of a");
+    net.send(l, a, Message::Choke);
+    let expect = [Message::Interested, request(p, 1), request(q, 0), request(q, 1)];
+    assert_eq!(net.io(l).msgs(lc), expect, "p was asked for first, so it comes first");
+}
