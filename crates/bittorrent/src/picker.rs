@@ -165,10 +165,7 @@ impl PiecePicker {
     pub fn new(torrent: &Torrent, mut rng: EntityRng) -> Self {
         let n = torrent.pieces();
         let mut random_order: Vec<u32> = (0..n).collect();
-        for i in (1..random_order.len()).rev() {
-            let j = rng.range_inclusive(0, i as u64) as usize;
-            random_order.swap(i, j);
-        }
+        rng.shuffle(&mut random_order);
         let mut pieces = Vec::with_capacity(n as usize);
         let mut total = 0u32;
         for i in 0..n {

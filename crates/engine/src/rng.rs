@@ -87,6 +87,15 @@ impl EntityRng {
         self.range_slow(lo, n, m)
     }
 
+    /// Shuffles `items` in place: Fisher-Yates from the back, one
+    /// [`EntityRng::range_inclusive`] draw per position after the first.
+    pub fn shuffle<T>(&mut self, items: &mut [T]) {
+        for i in (1..items.len()).rev() {
+            let j = self.range_inclusive(0, i as u64) as usize;
+            items.swap(i, j);
+        }
+    }
+
     /// [`EntityRng::range_inclusive`] past its fast test: `m` is the first
     /// draw times `n`, whose low half may fall outside the zone.
     #[cold]
@@ -102,6 +111,23 @@ impl EntityRng {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_shuffle_is_a_permutation_drawn_from_the_back_one_draw_per_position() {
+        let (mut a, mut b) = (EntityRng::new(7, EntityId::new(1, 2)), EntityRng::new(7, EntityId::new(1, 2)));
+        let mut xs: Vec<u32> = (0..50).collect();
+        a.shuffle(&mut xs);
+        let mut ys: Vec<u32> = (0..50).collect();
+        for i in (1..ys.len()).rev() {
+            let j = b.range_inclusive(0, i as u64) as usize;
+            ys.swap(i, j);
+        }
+        assert_eq!(xs, ys);
+        assert_ne!(xs, (0..50).collect::<Vec<_>>());
+        xs.sort_unstable();
+        assert_eq!(xs, (0..50).collect::<Vec<_>>());
+        assert_eq!(a.next_u64(), b.next_u64(), "the same number of draws");
+    }
 
     #[test]
     fn the_same_seed_and_entity_give_the_same_stream() {

@@ -251,10 +251,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         for &s in &slots {
             self.prefetch_slot(s, 0, 128);
         }
-        for i in (1..slots.len()).rev() {
-            let j = self.rng.range_inclusive(0, i as u64) as usize;
-            slots.swap(i, j);
-        }
+        self.rng.shuffle(&mut slots);
         for &s in &slots {
             self.request_more(now, s, Some(&lost), io);
         }

@@ -48,31 +48,23 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         let (interested, idle) = (c.am_interested, c.active.is_empty());
         if interested && idle && want.is_empty() {
             self.set_interested(slot, false, io);
-            self.scratch = want;
-            return;
-        }
-        if !interested && !want.is_empty() {
-            self.set_interested(slot, true, io);
-        }
-        let pipeline = self.cfg.pipeline;
-        let c = self.conn(slot);
-        if c.remote_choking {
-            self.scratch = want;
-            return;
-        }
-        let backlog = pipeline.backlog(c.down_rate.rate(now)).max(1) as usize;
-        let outstanding = c.active.len();
-        if outstanding >= backlog {
-            self.scratch = want;
-            return;
-        }
-        for i in (1..want.len()).rev() {
-            let j = self.rng.range_inclusive(0, i as u64) as usize;
-            want.swap(i, j);
-        }
-        want.truncate(backlog - outstanding);
-        for &b in &want {
-            self.request(slot, b, io);
+        } else {
+            if !interested && !want.is_empty() {
+                self.set_interested(slot, true, io);
+            }
+            let pipeline = self.cfg.pipeline;
+            let c = self.conn(slot);
+            if !c.remote_choking {
+                let backlog = pipeline.backlog(c.down_rate.rate(now)).max(1) as usize;
+                let outstanding = c.active.len();
+                if outstanding < backlog {
+                    self.rng.shuffle(&mut want);
+                    want.truncate(backlog - outstanding);
+                    for &b in &want {
+                        self.request(slot, b, io);
+                    }
+                }
+            }
         }
         self.scratch = want;
     }
