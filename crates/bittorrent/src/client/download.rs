@@ -111,13 +111,20 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     /// blocks to request; mainline's `indices`). Interest follows what is
     /// asked: interested on a request, not interested when nothing is
     /// outstanding and nothing was found.
+    ///
+    /// Most asks end before the refill: at the backlog, or (asked for
+    /// `only` some pieces, as after a choke elsewhere, where each of the
+    /// dozen or so remotes that unchoke us is asked) when the remote has
+    /// none of them with blocks to request. Those paths stay inline here;
+    /// the refill is [`Client::fill`].
+    #[inline]
     pub(super) fn request_more(&mut self, now: Time, slot: u32, only: Option<&[u32]>, io: &mut dyn Io) {
-        let pipeline = self.cfg.pipeline;
         // A remote that unchokes us is ready and in `unchoking`: no need to
-        // read the connection's flags (most asks end at the backlog check).
+        // read the connection's flags.
         if self.left || !self.unchoking.contains(slot) {
             return;
         }
+        let pipeline = self.cfg.pipeline;
         let c = self.conn(slot);
         let backlog = pipeline.backlog(c.down_rate.rate(now)).max(1) as usize;
         if c.active.len() >= backlog {
@@ -127,6 +134,25 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             self.fix_end_game(now, slot, io);
             return;
         }
+        if let Some(pieces) = only {
+            if !pieces.iter().any(|&i| self.holders.has(i, slot) && self.picker.has_free_blocks(i)) {
+                // The refill would find nothing at once: what is left of it
+                // is the not-interested rule.
+                let c = self.cref(slot);
+                if c.active.is_empty() && c.am_interested {
+                    self.set_interested(slot, false, io);
+                }
+                return;
+            }
+        }
+        self.fill(now, slot, only, backlog, io);
+    }
+
+    /// The refill of [`Client::request_more`], once the pipeline has room
+    /// for `backlog` requests and (with `only`) the remote has one of those
+    /// pieces with blocks to request.
+    fn fill(&mut self, now: Time, slot: u32, only: Option<&[u32]>, backlog: usize, io: &mut dyn Io) {
+        let pipeline = self.cfg.pipeline;
         let cap = (pipeline.inner_cap(backlog as u32) as usize).max(backlog);
         let mut lost = std::mem::take(&mut self.lost_interests);
         lost.clear();
