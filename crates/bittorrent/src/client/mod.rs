@@ -640,15 +640,15 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         // Every view from the dense rows first, rates and sockets aside.
         let rows = &self.rows;
         rows.prefetch();
-        for slot in 0..rows.len() as u32 {
-            let f = rows.flags(slot);
+        views.reserve(rows.len());
+        for (slot, f, last_piece) in rows.iter() {
             if f & rows::READY == 0 {
                 continue;
             }
             views.push(PeerView {
                 id: slot,
                 interested: f & rows::INTERESTED != 0,
-                snubbed: now.saturating_since(rows.last_piece(slot)) > snub,
+                snubbed: now.saturating_since(last_piece) > snub,
                 download_rate: 0.0,
                 upload_rate: 0.0,
                 choked: f & rows::CHOKING != 0,

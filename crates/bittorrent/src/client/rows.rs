@@ -74,6 +74,7 @@ impl Rows {
         self.flags[slot as usize]
     }
 
+    #[cfg(test)]
     pub fn last_piece(&self, slot: u32) -> Time {
         self.last_piece[slot as usize]
     }
@@ -81,6 +82,12 @@ impl Rows {
     /// Slots in the table (free ones included).
     pub fn len(&self) -> usize {
         self.flags.len()
+    }
+
+    /// Every slot with its flags and last-piece time, in slot order.
+    #[inline]
+    pub fn iter(&self) -> impl Iterator<Item = (u32, u8, Time)> + '_ {
+        self.flags.iter().zip(&self.last_piece).enumerate().map(|(i, (&f, &t))| (i as u32, f, t))
     }
 
     /// Starts loading both arrays: a rechoke reads them end to end.
@@ -110,6 +117,9 @@ mod tests {
         assert_eq!(r.flags(3), READY | INTERESTED);
         r.close(3);
         assert_eq!(r.flags(3), 0);
+        r.got_piece(1, Time(9));
+        let all: Vec<_> = r.iter().collect();
+        assert_eq!(all, vec![(0, 0, Time::ZERO), (1, 0, Time(9)), (2, 0, Time::ZERO), (3, 0, Time::ZERO)]);
     }
 
     #[test]
@@ -118,9 +128,9 @@ mod tests {
         r.open(0);
         let t = Time::ZERO + Duration::from_secs(7);
         r.got_piece(0, t);
-        assert_eq!(r.last_piece(0), t);
+        assert_eq!(r.iter().next(), Some((0, CHOKING, t)));
         r.close(0);
         r.open(0);
-        assert_eq!(r.last_piece(0), Time::ZERO);
+        assert_eq!(r.iter().next(), Some((0, CHOKING, Time::ZERO)));
     }
 }
