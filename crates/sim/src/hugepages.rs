@@ -134,8 +134,43 @@ unsafe impl GlobalAlloc for HugePageHeap {
 
     #[inline]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if new_size >= HUGE && enabled() {
+            // SAFETY: as `GlobalAlloc::realloc` requires of its caller:
+            // `ptr` is a live block of `layout`, and `new_size` with its
+            // alignment is a valid layout.
+            return unsafe { realloc_advised(ptr, layout, new_size) };
+        }
         let p = unsafe { System.realloc(ptr, layout, new_size) };
         seen(p, new_size);
+        p
+    }
+}
+
+/// A large block grown: a new block, advised before anything is written to
+/// it, then the contents moved over. `System.realloc` would copy them into
+/// fresh pages first (glibc: a new mapping, a copy, the old one unmapped),
+/// faulting them in as 4 KiB pages before the advice could come; a large
+/// array then jumped around in (the swarm's connection table, once it
+/// outgrows its first capacity) missed the TLB on most touches from there on.
+///
+/// # Safety
+/// As [`GlobalAlloc::realloc`].
+#[cold]
+#[inline(never)]
+unsafe fn realloc_advised(ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+    // SAFETY: the caller guarantees a valid layout of `new_size` at this
+    // alignment; the copy stays within both blocks (the smaller size), which
+    // do not overlap (the new one is live while the old one is), and the old
+    // block is freed once, with its own layout.
+    unsafe {
+        let new_layout = Layout::from_size_align_unchecked(new_size, layout.align());
+        let p = System.alloc(new_layout);
+        if p.is_null() {
+            return p; // the old block stays live, as realloc promises
+        }
+        seen(p, new_size);
+        std::ptr::copy_nonoverlapping(ptr, p, layout.size().min(new_size));
+        System.dealloc(ptr, layout);
         p
     }
 }
@@ -229,8 +264,12 @@ mod tests {
             q.add(HUGE).write(7);
             let r = a.realloc(q, big, 9 * HUGE);
             assert_eq!(*r.add(HUGE), 7, "realloc keeps the contents");
+            assert!((r as usize).is_multiple_of(64), "and the alignment");
+            r.add(9 * HUGE - 1).write(9);
             assert!((0..48).all(|i| *p.add(i) == 0xab));
-            a.dealloc(r, Layout::from_size_align(9 * HUGE, 64).unwrap());
+            let s = a.realloc(r, Layout::from_size_align(9 * HUGE, 64).unwrap(), 2 * HUGE);
+            assert_eq!(*s.add(HUGE), 7, "a large block shrunk keeps what fits");
+            a.dealloc(s, Layout::from_size_align(2 * HUGE, 64).unwrap());
             a.dealloc(p, small);
         }
     }
