@@ -147,6 +147,8 @@ fn run<'py>(
         catch_unwind(AssertUnwindSafe(|| {
             // Wall time is measured around the run, never read inside it.
             let t0 = std::time::Instant::now();
+            // The interpreter's heap on huge pages too (once per process).
+            torrentlab_sim::adopt_heap();
             let mut cb = |t: torrentlab_engine::Time| {
                 if let Some(p) = &progress {
                     Python::with_gil(|py| {

@@ -14,7 +14,7 @@
 
 mod event_bits;
 mod hugepages;
-pub use hugepages::HugePageHeap;
+pub use hugepages::{adopt_heap, HugePageHeap};
 mod recorder;
 mod report;
 pub mod scenario;
