@@ -18,7 +18,6 @@ use crate::wire::Message;
 /// How many connections ahead a HAVE broadcast asks the driver to load.
 const WRITE_AHEAD: usize = 3;
 
-
 impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     pub(super) fn got_bitfield(&mut self, now: Time, slot: u32, b: Bitfield, io: &mut dyn Io) {
         if b.len() != self.torrent.pieces() {
@@ -363,7 +362,8 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             self.completed_at = Some(now);
             io.note(Note::Completed);
             self.announce(now, AnnounceEvent::Completed, io);
-            let seeds: Vec<u32> = self.connections().filter(|(_, c)| c.ready() && c.have.is_complete()).map(|(s, _)| s).collect();
+            let seeds: Vec<u32> =
+                self.connections().filter(|(_, c)| c.ready() && c.have.is_complete()).map(|(s, _)| s).collect();
             for s in seeds {
                 if self.conns[s as usize].is_some() {
                     self.close_if_both_seeds(now, s, io);

@@ -37,7 +37,8 @@ impl Holders {
         }
         let mut bits = vec![0; self.pieces as usize * stride];
         for p in 0..self.pieces as usize {
-            bits[p * stride..p * stride + self.stride].copy_from_slice(&self.bits[p * self.stride..(p + 1) * self.stride]);
+            bits[p * stride..p * stride + self.stride]
+                .copy_from_slice(&self.bits[p * self.stride..(p + 1) * self.stride]);
         }
         (self.stride, self.bits) = (stride, bits);
     }
