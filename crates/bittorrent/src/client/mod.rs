@@ -316,8 +316,8 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
 
     /// `frame` will soon reach slot `slot`, whose state [`Client::prefetch_conn`]
     /// has already asked for: starts loading what handling it reads beyond
-    /// that (for a HAVE, the word of the remote's bitfield and the picker's
-    /// entries for the piece). A hint: results never depend on it.
+    /// that (for a HAVE, the word of the remote's bitfield, the picker's
+    /// entries for the piece and its holders). A hint: results never depend on it.
     #[inline]
     pub fn prefetch_frame(&self, slot: u32, frame: &Frame) {
         if let Frame::Msg(Message::Have { piece }) = *frame {
@@ -325,6 +325,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
                 c.have.prefetch(piece);
             }
             self.picker.prefetch_piece(piece);
+            self.holders.prefetch(piece);
         }
     }
 
