@@ -320,12 +320,22 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     /// entries for the piece and its holders). A hint: results never depend on it.
     #[inline]
     pub fn prefetch_frame(&self, slot: u32, frame: &Frame) {
-        if let Frame::Msg(Message::Have { piece }) = *frame {
-            if let Some(Some(c)) = self.conns.get(slot as usize) {
-                c.have.prefetch(piece);
+        match *frame {
+            Frame::Msg(Message::Have { piece }) => {
+                if let Some(Some(c)) = self.conns.get(slot as usize) {
+                    c.have.prefetch(piece);
+                }
+                self.picker.prefetch_piece(piece);
+                self.holders.prefetch(piece);
             }
-            self.picker.prefetch_piece(piece);
-            self.holders.prefetch(piece);
+            Frame::Msg(Message::Choke) => {
+                // Only a choke that drops requests of ours sets `let_go` off.
+                let drops = self.conns.get(slot as usize).and_then(Option::as_ref).is_some_and(|c| !c.active.is_empty());
+                if drops && !self.picker.in_end_game() {
+                    self.unchoking.for_each(|s| self.prefetch_slot(s, 0, 128));
+                }
+            }
+            _ => {}
         }
     }
 

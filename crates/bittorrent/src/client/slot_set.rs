@@ -28,6 +28,18 @@ impl SlotSet {
         self.words.get(slot as usize / 64).is_some_and(|w| w & (1 << (slot % 64)) != 0)
     }
 
+    /// Calls `f` with each slot in the set, lowest first.
+    #[inline]
+    pub fn for_each(&self, mut f: impl FnMut(u32)) {
+        for (i, &word) in self.words.iter().enumerate() {
+            let mut w = word;
+            while w != 0 {
+                f(i as u32 * 64 + w.trailing_zeros());
+                w &= w - 1;
+            }
+        }
+    }
+
     /// Appends the slots in the set to `out`, lowest first.
     pub fn extend_into(&self, out: &mut Vec<u32>) {
         for (i, &word) in self.words.iter().enumerate() {
@@ -55,6 +67,9 @@ mod tests {
         let mut out = vec![7];
         s.extend_into(&mut out);
         assert_eq!(out, vec![7, 0, 3, 63, 64, 130]);
+        let mut seen = vec![];
+        s.for_each(|x| seen.push(x));
+        assert_eq!(seen, out[1..]);
         assert!(s.contains(64) && !s.contains(129) && !s.contains(1000));
     }
 }
