@@ -317,7 +317,10 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     /// `frame` will soon reach slot `slot`, whose state [`Client::prefetch_conn`]
     /// has already asked for: starts loading what handling it reads beyond
     /// that (for a HAVE, the word of the remote's bitfield, the picker's
-    /// entries for the piece and its holders). A hint: results never depend on it.
+    /// entries for the piece and its holders; for a choke that drops
+    /// requests of ours, the first two lines of every remote that unchokes
+    /// us, which `let_go` will ask for more). A hint: results never depend
+    /// on it.
     #[inline]
     pub fn prefetch_frame(&self, slot: u32, frame: &Frame) {
         match *frame {
