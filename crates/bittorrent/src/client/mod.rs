@@ -333,7 +333,8 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             }
             Frame::Msg(Message::Choke) => {
                 // Only a choke that drops requests of ours sets `let_go` off.
-                let drops = self.conns.get(slot as usize).and_then(Option::as_ref).is_some_and(|c| !c.active.is_empty());
+                let drops =
+                    self.conns.get(slot as usize).and_then(Option::as_ref).is_some_and(|c| !c.active.is_empty());
                 if drops && !self.picker.in_end_game() {
                     self.unchoking.for_each(|s| self.prefetch_slot(s, 0, 128));
                 }
