@@ -134,7 +134,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             return;
         }
         if let Some(pieces) = only {
-            if !pieces.iter().any(|&i| self.holders.has(i, slot) && self.picker.has_free_blocks(i)) {
+            if self.first_offered(slot, pieces).is_none() {
                 // The refill would find nothing at once: what is left of it
                 // is the not-interested rule.
                 let c = self.cref(slot);
@@ -145,6 +145,13 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             }
         }
         self.fill(now, slot, only, backlog, io);
+    }
+
+    /// The first of `pieces` the remote on `slot` has with blocks to request
+    /// (mainline's loop over `indices` in `_request_more`).
+    #[inline]
+    fn first_offered(&self, slot: u32, pieces: &[u32]) -> Option<u32> {
+        pieces.iter().copied().find(|&i| self.holders.has(i, slot) && self.picker.has_free_blocks(i))
     }
 
     /// The refill of [`Client::request_more`], once the pipeline has room
@@ -158,9 +165,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         while self.conn(slot).active.len() < backlog {
             let piece = match only {
                 None => self.picker.pick(&self.conns[slot as usize].as_ref().expect("a live slot").have),
-                Some(pieces) => {
-                    pieces.iter().copied().find(|&i| self.holders.has(i, slot) && self.picker.has_free_blocks(i))
-                }
+                Some(pieces) => self.first_offered(slot, pieces),
             };
             let Some(piece) = piece else { break };
             if !self.cref(slot).am_interested {
