@@ -523,6 +523,11 @@ impl SwarmWorld {
         while let Some((c, s)) = self.pending.dirty.pop() {
             self.drive(now, c, s as usize);
         }
+        // Announces and completions are rare: most calls into a client leave
+        // both lists empty and end here.
+        if self.pending.announces.is_empty() && self.pending.completed.is_empty() {
+            return;
+        }
         for (peer, event, numwant) in std::mem::take(&mut self.pending.announces) {
             let e = EVENTS.iter().position(|&x| x == event).expect("known event") as u8;
             self.q.schedule(now + self.tracker_delay[peer as usize], Ev::Announce { peer, event: e, numwant });
