@@ -24,7 +24,9 @@ use crate::hugepages;
 use crate::scenario::swarm::{Departure, JoinSpec, SwarmScenario};
 use crate::timer::{Firing, Tag, Timer};
 
+mod cycles;
 mod hints;
+use cycles::{EventCycles, Kind};
 use hints::{prefetch_end, CLIENT_AHEAD, LANE_AHEAD, LOOKAHEAD};
 
 /// RNG stream kinds (see [`EntityId::new`]).
@@ -271,6 +273,8 @@ pub(crate) struct SwarmWorld {
     pub end: Time,
     pub leechers_left: usize,
     pub data_packets_delivered: u64,
+    /// Cycles by kind of event (the `event-cycles` feature; nothing otherwise).
+    cycles: EventCycles,
 }
 
 impl SwarmWorld {
@@ -394,6 +398,7 @@ impl SwarmWorld {
             rec,
             end,
             data_packets_delivered: 0,
+            cycles: EventCycles::default(),
         }
     }
 
@@ -410,9 +415,11 @@ impl SwarmWorld {
                 progress(now);
                 next_progress = now + every;
             }
+            self.cycles.begin();
             match ev {
                 Ev::PathLane { lane } => {
                     let x = *self.lanes.get(lane as usize, 0).expect("a scheduled lane has a head");
+                    self.cycles.kind(if x.len > 0 { Kind::Data } else { Kind::NoData });
                     let next = self.lanes.advance(lane as usize);
                     if let Some(t) = next {
                         self.q.schedule_head(t, Ev::PathLane { lane });
@@ -433,6 +440,7 @@ impl SwarmWorld {
                 }
                 Ev::HostLane { host } => {
                     let x = *self.host_lanes.get(host as usize, 0).expect("a scheduled lane has a head");
+                    self.cycles.kind(if x.len > 0 { Kind::Data } else { Kind::NoData });
                     let next = self.host_lanes.advance(host as usize);
                     if let Some(t) = next {
                         self.q.schedule_head(t, Ev::HostLane { host });
@@ -443,9 +451,13 @@ impl SwarmWorld {
                     self.prefetch_calendar();
                     // Every change of an endpoint's deadline goes through `drive`.
                     match self.conns[conn as usize].timer[side as usize].fire_following(tag, now) {
-                        Firing::Stale => {}
-                        Firing::Moved(t) => self.q.schedule(t, Ev::EpTimer { conn, side, tag }),
+                        Firing::Stale => self.cycles.kind(Kind::TimerStale),
+                        Firing::Moved(t) => {
+                            self.cycles.kind(Kind::TimerMoved);
+                            self.q.schedule(t, Ev::EpTimer { conn, side, tag });
+                        }
                         Firing::Due => {
+                            self.cycles.kind(Kind::TimerDue);
                             self.conns[conn as usize].ep[side as usize].handle_timeout(now);
                             self.after_segment(now, conn, side as usize);
                         }
@@ -453,7 +465,9 @@ impl SwarmWorld {
                 }
                 Ev::ClientTimer { peer, tag } => {
                     self.prefetch_calendar();
+                    self.cycles.kind(Kind::ClientStale);
                     if self.peers[peer as usize].timer.fire(tag, now) {
+                        self.cycles.kind(Kind::Client);
                         self.with_client(now, peer, |c, io| c.handle_timeout(now, io));
                     }
                 }
@@ -493,8 +507,13 @@ impl SwarmWorld {
                 }
                 Ev::End => break,
             }
+            self.cycles.end();
         }
         progress(self.end);
+        let table = self.cycles.report();
+        if !table.is_empty() {
+            eprint!("cycles by kind of event (the event-cycles feature):\n{table}");
+        }
     }
 
     /// Calls into one peer's client with an [`Io`] over the world, then does
@@ -651,7 +670,11 @@ impl SwarmWorld {
                 }
                 let delivered = c.ep[s].receiver().delivered();
                 match c.take_frame(1 - s, delivered) {
-                    Some(f) => self.with_client(now, peer, |cl, io| cl.on_frame(now, slot, f, io)),
+                    Some(f) => {
+                        let m = self.cycles.message_begin(&f);
+                        self.with_client(now, peer, |cl, io| cl.on_frame(now, slot, f, io));
+                        self.cycles.message_end(m);
+                    }
                     None => break,
                 }
             }
