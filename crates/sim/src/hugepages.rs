@@ -71,7 +71,8 @@ pub(crate) fn advise<T>(v: &Vec<T>) {
     let _ = (a, len);
 }
 
-/// `MADV_COLLAPSE` (Linux 6.1, the same value on every architecture).
+/// `MADV_COLLAPSE` (Linux 6.1, the same value on every architecture; the
+/// `libc` crate defines it for glibc targets only).
 #[cfg(target_os = "linux")]
 const MADV_COLLAPSE: libc::c_int = 25;
 

@@ -52,21 +52,29 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             if !interested && !want.is_empty() {
                 self.set_interested(slot, true, io);
             }
-            let pipeline = self.cfg.pipeline;
-            let c = self.conn(slot);
-            if !c.remote_choking {
-                let backlog = pipeline.backlog(c.down_rate.rate(now)).max(1) as usize;
-                let outstanding = c.active.len();
-                if outstanding < backlog {
-                    self.rng.shuffle(&mut want);
-                    want.truncate(backlog - outstanding);
-                    for &b in &want {
-                        self.request(slot, b, io);
-                    }
-                }
-            }
+            self.request_wanted(now, slot, &mut want, io);
         }
         self.scratch = want;
+    }
+
+    /// The rest of `fix_download_endgame`: if the remote unchokes us, up to
+    /// its backlog of `want` (shuffled) are requested.
+    fn request_wanted(&mut self, now: Time, slot: u32, want: &mut Vec<BlockRef>, io: &mut dyn Io) {
+        let pipeline = self.cfg.pipeline;
+        let c = self.conn(slot);
+        if c.remote_choking {
+            return;
+        }
+        let backlog = pipeline.backlog(c.down_rate.rate(now)).max(1) as usize;
+        let outstanding = c.active.len();
+        if outstanding >= backlog {
+            return;
+        }
+        self.rng.shuffle(want);
+        want.truncate(backlog - outstanding);
+        for &b in want.iter() {
+            self.request(slot, b, io);
+        }
     }
 
     /// The end-game part of mainline `got_piece`: `block` arrived on

@@ -42,13 +42,7 @@ impl SlotSet {
 
     /// Appends the slots in the set to `out`, lowest first.
     pub fn extend_into(&self, out: &mut Vec<u32>) {
-        for (i, &word) in self.words.iter().enumerate() {
-            let mut w = word;
-            while w != 0 {
-                out.push(i as u32 * 64 + w.trailing_zeros());
-                w &= w - 1;
-            }
-        }
+        self.for_each(|s| out.push(s));
     }
 }
 
