@@ -6,6 +6,7 @@
 use torrentlab_engine::Time;
 
 use super::conn::{BlockRef, NO_PIECE};
+use super::holders::SlotMask;
 use super::{rows, Client, Io, Note, PeerConn};
 use crate::bitfield::Bitfield;
 use crate::choker::Choker;
@@ -123,28 +124,39 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         if self.left || !self.unchoking.contains(slot) {
             return;
         }
-        let pipeline = self.cfg.pipeline;
-        let c = self.conn(slot);
-        let backlog = pipeline.backlog(c.down_rate.rate(now)).max(1) as usize;
-        if c.active.len() >= backlog {
-            return;
-        }
+        let Some(backlog) = self.room(now, slot) else { return };
         if self.picker.in_end_game() {
             self.fix_end_game(now, slot, io);
             return;
         }
         if let Some(pieces) = only {
             if self.first_offered(slot, pieces).is_none() {
-                // The refill would find nothing at once: what is left of it
-                // is the not-interested rule.
-                let c = self.cref(slot);
-                if c.active.is_empty() && c.am_interested {
-                    self.set_interested(slot, false, io);
-                }
+                self.nothing_offered(slot, io);
                 return;
             }
         }
         self.fill(now, slot, only, backlog, io);
+    }
+
+    /// Mainline `_backlog` for the remote on `slot`, which reads (and so
+    /// moves) its download rate: `None` when as many requests as that are
+    /// outstanding, else the backlog.
+    #[inline]
+    fn room(&mut self, now: Time, slot: u32) -> Option<usize> {
+        let pipeline = self.cfg.pipeline;
+        let c = self.conn(slot);
+        let backlog = pipeline.backlog(c.down_rate.rate(now)).max(1) as usize;
+        (c.active.len() < backlog).then_some(backlog)
+    }
+
+    /// What is left of a refill that would find nothing at once: the
+    /// not-interested rule.
+    #[inline]
+    fn nothing_offered(&mut self, slot: u32, io: &mut dyn Io) {
+        let c = self.cref(slot);
+        if c.active.is_empty() && c.am_interested {
+            self.set_interested(slot, false, io);
+        }
     }
 
     /// The first of `pieces` the remote on `slot` has with blocks to request
@@ -282,27 +294,47 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             self.prefetch_slot(s, 0, 128);
         }
         self.rng.shuffle(&mut slots);
+        // Each is asked as `request_more(.., Some(&lost), ..)` would, with
+        // the slots offering a lost piece (`first_offered`'s answer for every
+        // slot at once) kept in a mask, rebuilt after each refill, the only
+        // step that takes blocks off the pieces. Nothing here changes who
+        // unchokes us.
+        let mut offered = std::mem::take(&mut self.offered);
+        self.offering(&lost, &mut offered);
         for &s in &slots {
-            self.request_more(now, s, Some(&lost), io);
+            debug_assert!(self.unchoking.contains(s), "a send does not change who unchokes us");
+            let Some(backlog) = self.room(now, s) else { continue };
+            if self.picker.in_end_game() {
+                self.fix_end_game(now, s, io);
+            } else if !offered.contains(s) {
+                debug_assert!(self.first_offered(s, &lost).is_none());
+                self.nothing_offered(s, io);
+            } else {
+                self.fill(now, s, Some(&lost), backlog, io);
+                self.offering(&lost, &mut offered);
+            }
         }
         // The peers that choke us and that we are not interested in become
-        // interesting if they have a lost piece that still has free blocks.
-        lost.retain(|&p| self.picker.has_free_blocks(p));
-        if !lost.is_empty() {
-            for l in &lost {
-                self.holders.prefetch(*l);
-            }
-            for slot in 0..self.rows.len() as u32 {
-                if self.rows.flags(slot) & (rows::READY | rows::AM_INTERESTED) == rows::READY
-                    && !self.unchoking.contains(slot)
-                    && lost.iter().any(|&l| self.holders.has(l, slot))
-                {
-                    self.set_interested(slot, true, io);
-                }
+        // interesting if they have a lost piece that still has free blocks:
+        // the mask as it stands, lowest slot first.
+        for slot in offered.iter() {
+            if (slot as usize) < self.rows.len()
+                && self.rows.flags(slot) & (rows::READY | rows::AM_INTERESTED) == rows::READY
+                && !self.unchoking.contains(slot)
+            {
+                self.set_interested(slot, true, io);
             }
         }
+        self.offered = offered;
         self.slots = slots;
         self.lost = lost;
+    }
+
+    /// Sets `mask` to the slots whose remote has one of `lost` that still
+    /// has blocks to request.
+    #[inline]
+    fn offering(&self, lost: &[u32], mask: &mut SlotMask) {
+        self.holders.any_of(lost.iter().copied().filter(|&p| self.picker.has_free_blocks(p)), mask);
     }
 
     /// Mainline `got_piece`, then what its caller does with a completed

@@ -173,6 +173,9 @@ pub struct Client<P = PiecePicker, C = MainlineChoker, L = RateLimiter> {
     recheck: Vec<u32>,
     /// Connection slots, reused by `let_go`.
     slots: Vec<u32>,
+    /// `let_go` scratch: the slots whose remote has a lost piece with blocks
+    /// to request.
+    offered: holders::SlotMask,
     /// Rechoke scratch: the views and the choker's decisions.
     views: Vec<PeerView>,
     decisions: Vec<Decision>,
@@ -233,6 +236,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             lost_interests: Vec::new(),
             recheck: Vec::new(),
             slots: Vec::new(),
+            offered: holders::SlotMask::default(),
             views: Vec::new(),
             decisions: Vec::new(),
             stats: ClientStats::default(),
