@@ -6,7 +6,7 @@
 use torrentlab_engine::Time;
 
 use super::conn::{BlockRef, NO_PIECE};
-use super::holders::SlotMask;
+use super::slot_set::SlotSet;
 use super::{rows, Client, Io, Note, PeerConn};
 use crate::bitfield::Bitfield;
 use crate::choker::Choker;
@@ -317,14 +317,14 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         // The peers that choke us and that we are not interested in become
         // interesting if they have a lost piece that still has free blocks:
         // the mask as it stands, lowest slot first.
-        for slot in offered.iter() {
+        offered.for_each(|slot| {
             if (slot as usize) < self.rows.len()
                 && self.rows.flags(slot) & (rows::READY | rows::AM_INTERESTED) == rows::READY
                 && !self.unchoking.contains(slot)
             {
                 self.set_interested(slot, true, io);
             }
-        }
+        });
         self.offered = offered;
         self.slots = slots;
         self.lost = lost;
@@ -333,7 +333,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     /// Sets `mask` to the slots whose remote has one of `lost` that still
     /// has blocks to request.
     #[inline]
-    fn offering(&self, lost: &[u32], mask: &mut SlotMask) {
+    fn offering(&self, lost: &[u32], mask: &mut SlotSet) {
         self.holders.any_of(lost.iter().copied().filter(|&p| self.picker.has_free_blocks(p)), mask);
     }
 

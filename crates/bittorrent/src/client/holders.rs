@@ -11,6 +11,7 @@
 //! words per piece. They mirror the connections' bitfields, written where
 //! those are (a debug build checks the mirror at every rechoke).
 
+use super::slot_set::SlotSet;
 use crate::bitfield::Bitfield;
 
 /// Per piece, the slots whose remote has it.
@@ -83,15 +84,11 @@ impl Holders {
     }
 
     /// Sets `out` to the slots whose remote has at least one of `pieces`:
-    /// the union of their bitsets, one bit per slot as in [`SlotMask`].
-    pub fn any_of(&self, pieces: impl Iterator<Item = u32>, out: &mut SlotMask) {
-        out.words.clear();
-        out.words.resize(self.stride, 0);
+    /// the union of their bitsets.
+    pub(crate) fn any_of(&self, pieces: impl Iterator<Item = u32>, out: &mut SlotSet) {
+        out.reset(self.stride);
         for p in pieces {
-            let row = &self.bits[p as usize * self.stride..(p as usize + 1) * self.stride];
-            for (o, &w) in out.words.iter_mut().zip(row) {
-                *o |= w;
-            }
+            out.add_words(&self.bits[p as usize * self.stride..(p as usize + 1) * self.stride]);
         }
     }
 
@@ -109,34 +106,6 @@ impl Holders {
             (0..self.pieces).all(|p| {
                 let want = have.is_some_and(|h| h.has(p));
                 (s < self.stride * 64 && self.has(p, s as u32)) == want
-            })
-        })
-    }
-}
-
-/// A set of slots built by [`Holders::any_of`], read one slot at a time or
-/// lowest first; kept by its owner to be rebuilt without allocating.
-#[derive(Clone, Debug, Default)]
-pub struct SlotMask {
-    words: Vec<u64>,
-}
-
-impl SlotMask {
-    #[inline]
-    pub fn contains(&self, slot: u32) -> bool {
-        self.words.get(slot as usize / 64).is_some_and(|w| w & (1 << (slot % 64)) != 0)
-    }
-
-    /// The slots in the set, lowest first.
-    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
-        self.words.iter().enumerate().flat_map(|(i, &word)| {
-            let mut w = word;
-            std::iter::from_fn(move || {
-                (w != 0).then(|| {
-                    let s = i as u32 * 64 + w.trailing_zeros();
-                    w &= w - 1;
-                    s
-                })
             })
         })
     }
@@ -187,13 +156,18 @@ mod tests {
         for (piece, slot) in [(0, 3), (2, 3), (2, 130), (4, 64), (1, 7)] {
             h.set(piece, slot);
         }
-        let mut m = SlotMask::default();
+        let slots = |m: &SlotSet| {
+            let mut out = vec![];
+            m.extend_into(&mut out);
+            out
+        };
+        let mut m = SlotSet::default();
         h.any_of([2, 4].into_iter(), &mut m);
-        assert_eq!(m.iter().collect::<Vec<_>>(), vec![3, 64, 130]);
+        assert_eq!(slots(&m), vec![3, 64, 130]);
         assert!(m.contains(64) && !m.contains(7) && !m.contains(1000));
         h.any_of([1].into_iter(), &mut m);
-        assert_eq!(m.iter().collect::<Vec<_>>(), vec![7], "rebuilt, not added to");
+        assert_eq!(slots(&m), vec![7], "rebuilt, not added to");
         h.any_of(std::iter::empty(), &mut m);
-        assert_eq!(m.iter().count(), 0);
+        assert!(slots(&m).is_empty());
     }
 }

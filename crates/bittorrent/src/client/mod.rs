@@ -175,7 +175,7 @@ pub struct Client<P = PiecePicker, C = MainlineChoker, L = RateLimiter> {
     slots: Vec<u32>,
     /// `let_go` scratch: the slots whose remote has a lost piece with blocks
     /// to request.
-    offered: holders::SlotMask,
+    offered: SlotSet,
     /// Rechoke scratch: the views and the choker's decisions.
     views: Vec<PeerView>,
     decisions: Vec<Decision>,
@@ -236,7 +236,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             lost_interests: Vec::new(),
             recheck: Vec::new(),
             slots: Vec::new(),
-            offered: holders::SlotMask::default(),
+            offered: SlotSet::default(),
             views: Vec::new(),
             decisions: Vec::new(),
             stats: ClientStats::default(),

@@ -40,6 +40,20 @@ impl SlotSet {
         }
     }
 
+    /// Empties the set, with room for slots below `64 * words`.
+    pub fn reset(&mut self, words: usize) {
+        self.words.clear();
+        self.words.resize(words, 0);
+    }
+
+    /// Adds the slots of `bits`, one bit per slot as in the set's own words
+    /// (those beyond its room are left out: see [`SlotSet::reset`]).
+    pub fn add_words(&mut self, bits: &[u64]) {
+        for (w, &b) in self.words.iter_mut().zip(bits) {
+            *w |= b;
+        }
+    }
+
     /// Appends the slots in the set to `out`, lowest first.
     pub fn extend_into(&self, out: &mut Vec<u32>) {
         self.for_each(|s| out.push(s));
@@ -65,5 +79,18 @@ mod tests {
         s.for_each(|x| seen.push(x));
         assert_eq!(seen, out[1..]);
         assert!(s.contains(64) && !s.contains(129) && !s.contains(1000));
+    }
+
+    #[test]
+    fn a_reset_set_takes_the_slots_of_added_words_within_its_room() {
+        let mut s = SlotSet::default();
+        s.insert(5);
+        s.reset(2);
+        assert!(!s.contains(5), "reset empties");
+        s.add_words(&[0b1010, 1]);
+        s.add_words(&[0b0001, 0, 1 << 7]);
+        let mut out = vec![];
+        s.extend_into(&mut out);
+        assert_eq!(out, vec![0, 1, 3, 64], "slot 135 lies beyond the room of two words");
     }
 }
