@@ -142,7 +142,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     /// moves) its download rate: `None` when as many requests as that are
     /// outstanding, else the backlog.
     #[inline]
-    fn room(&mut self, now: Time, slot: u32) -> Option<usize> {
+    pub(super) fn room(&mut self, now: Time, slot: u32) -> Option<usize> {
         let pipeline = self.cfg.pipeline;
         let c = self.conn(slot);
         let backlog = pipeline.backlog(c.down_rate.rate(now)).max(1) as usize;

@@ -60,16 +60,11 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     /// The rest of `fix_download_endgame`: if the remote unchokes us, up to
     /// its backlog of `want` (shuffled) are requested.
     fn request_wanted(&mut self, now: Time, slot: u32, want: &mut Vec<BlockRef>, io: &mut dyn Io) {
-        let pipeline = self.cfg.pipeline;
-        let c = self.conn(slot);
-        if c.remote_choking {
+        if self.cref(slot).remote_choking {
             return;
         }
-        let backlog = pipeline.backlog(c.down_rate.rate(now)).max(1) as usize;
-        let outstanding = c.active.len();
-        if outstanding >= backlog {
-            return;
-        }
+        let Some(backlog) = self.room(now, slot) else { return };
+        let outstanding = self.cref(slot).active.len();
         self.rng.shuffle(want);
         want.truncate(backlog - outstanding);
         for &b in want.iter() {
