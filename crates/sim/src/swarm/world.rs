@@ -374,11 +374,15 @@ impl SwarmWorld {
         }
         let n = peers.len();
         let rec = SwarmRecorder::new(&sc.metrics, n);
-        // Every connection is dialled by someone: room for each peer's
-        // initiations up front, on huge pages from the first touch (at most
-        // 65,536 connections of 1.5 kB, ~96 MB of address space; beyond, it grows).
+        // Every connection is dialled by someone: room for twice each peer's
+        // initiations up front (peers dial again as connections close: the
+        // full-size E0 point opens 1.3 times its first dials), on huge pages
+        // from the first touch. Growing the table mid-run would copy it and
+        // fault in a second one; the reserve that is never used costs address
+        // space, not memory (at most 131,072 connections of 1.5 kB, ~190 MB
+        // of it; beyond, the table grows).
         let dials: usize = peers.iter().map(|p| p.client.config().max_initiate as usize).sum();
-        let conns = Vec::with_capacity(dials.min(1 << 16));
+        let conns = Vec::with_capacity((2 * dials).min(1 << 17));
         hugepages::advise(&conns);
         SwarmWorld {
             q,
