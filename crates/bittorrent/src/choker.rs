@@ -352,6 +352,25 @@ mod tests {
     }
 
     #[test]
+    fn the_regular_slots_go_to_the_fastest_with_ties_to_the_lower_id_whatever_the_view_order() {
+        // Rates 30 (ids 9, 4), 20 (ids 8, 2, 5), 10 (id 1): the three regular
+        // slots go to 4 and 9, then 2 (the lowest id at rate 20).
+        let rates = [(9, 30.0), (8, 20.0), (1, 10.0), (2, 20.0), (4, 30.0), (5, 20.0)];
+        for rotate in 0..rates.len() {
+            let mut order = rates.to_vec();
+            order.rotate_left(rotate);
+            let mut c = choker_with(&[1, 2, 4, 5, 8, 9]);
+            let peers: Vec<PeerView> = order.iter().map(|&(id, r)| peer(id, true, r, true)).collect();
+            let d = run(&mut c, &peers, false, false);
+            // The optimistic walk starts at 1 (the ring's first interested peer).
+            let mut unchoked: Vec<u32> =
+                d.iter().filter_map(|x| if let Decision::Unchoke(id) = x { Some(*id) } else { None }).collect();
+            unchoked.sort_unstable();
+            assert_eq!(unchoked, vec![1, 2, 4, 9], "view order rotated by {rotate}");
+        }
+    }
+
+    #[test]
     fn snubbed_peers_lose_their_regular_slot_and_uninterested_ones_ride_free() {
         let mut c = choker_with(&[7, 1, 2, 3, 4]);
         let mut peers = vec![
