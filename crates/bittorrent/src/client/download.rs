@@ -125,17 +125,36 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             return;
         }
         let Some(backlog) = self.room(now, slot) else { return };
+        self.ask(now, slot, only, |c, pieces| c.first_offered(slot, pieces).is_some(), backlog, io);
+    }
+
+    /// `request_more`'s steps once the remote on `slot` has room for
+    /// `backlog` requests: the end game's own refill; with `only`, the
+    /// not-interested rule if `offered` says the remote has none of those
+    /// pieces with blocks to request; else the refill. Returns whether it
+    /// refilled (the only step that takes blocks off pieces).
+    #[inline]
+    fn ask(
+        &mut self,
+        now: Time,
+        slot: u32,
+        only: Option<&[u32]>,
+        offered: impl FnOnce(&Self, &[u32]) -> bool,
+        backlog: usize,
+        io: &mut dyn Io,
+    ) -> bool {
         if self.picker.in_end_game() {
             self.fix_end_game(now, slot, io);
-            return;
+            return false;
         }
         if let Some(pieces) = only {
-            if self.first_offered(slot, pieces).is_none() {
+            if !offered(self, pieces) {
                 self.nothing_offered(slot, io);
-                return;
+                return false;
             }
         }
         self.fill(now, slot, only, backlog, io);
+        true
     }
 
     /// Mainline `_backlog` for the remote on `slot`, which reads (and so
@@ -304,13 +323,12 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         for &s in &slots {
             debug_assert!(self.unchoking.contains(s), "a send does not change who unchokes us");
             let Some(backlog) = self.room(now, s) else { continue };
-            if self.picker.in_end_game() {
-                self.fix_end_game(now, s, io);
-            } else if !offered.contains(s) {
-                debug_assert!(self.first_offered(s, &lost).is_none());
-                self.nothing_offered(s, io);
-            } else {
-                self.fill(now, s, Some(&lost), backlog, io);
+            let in_mask = |c: &Self, pieces: &[u32]| {
+                let yes = offered.contains(s);
+                debug_assert_eq!(yes, c.first_offered(s, pieces).is_some(), "the mask is first_offered's answer");
+                yes
+            };
+            if self.ask(now, s, Some(&lost), in_mask, backlog, io) {
                 self.offering(&lost, &mut offered);
             }
         }
