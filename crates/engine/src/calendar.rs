@@ -50,6 +50,33 @@ pub(crate) struct CalendarQueue {
     /// Keys at or beyond bucket `cur + BUCKETS`.
     far: BinaryHeap<Reverse<u128>>,
     len: usize,
+    /// Scratch for the keys a sift moves.
+    moved: Vec<u128>,
+}
+
+/// A sift of the keys of a bucket about to be served
+/// ([`CalendarQueue::front_sifted`]).
+pub(crate) trait KeySift {
+    fn sift(&mut self, k: u128) -> Sifted;
+}
+
+/// The sift that keeps every key.
+struct KeepAll;
+
+impl KeySift for KeepAll {
+    #[inline]
+    fn sift(&mut self, _: u128) -> Sifted {
+        Sifted::Keep
+    }
+}
+
+/// What a sift ([`CalendarQueue::front_sifted`]) does with a key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Sifted {
+    Keep,
+    Drop,
+    /// Replace it by this key, of a later time.
+    Move(u128),
 }
 
 impl Default for CalendarQueue {
@@ -62,6 +89,7 @@ impl Default for CalendarQueue {
             in_ring: 0,
             far: BinaryHeap::new(),
             len: 0,
+            moved: Vec::new(),
         }
     }
 }
@@ -138,17 +166,26 @@ impl CalendarQueue {
     /// one being served is empty (what [`CalendarQueue::pop`] would return).
     #[inline]
     pub fn front(&mut self) -> Option<u128> {
-        if self.current.is_empty() && !self.advance() {
-            return None;
+        self.front_sifted(&mut KeepAll)
+    }
+
+    /// Like [`CalendarQueue::front`], but a bucket about to be served is first
+    /// sifted: `sift` sees each of its keys once and may drop it or move it
+    /// (to a key of a later time; it is pushed again). Keys pushed into the
+    /// bucket being served are not sifted.
+    #[inline]
+    pub fn front_sifted(&mut self, sift: &mut impl KeySift) -> Option<u128> {
+        while self.current.is_empty() {
+            if !self.advance(sift) {
+                return None;
+            }
         }
         self.current.last().copied()
     }
 
     #[inline]
     pub fn pop(&mut self) -> Option<u128> {
-        if self.current.is_empty() && !self.advance() {
-            return None;
-        }
+        self.front()?;
         self.len -= 1;
         self.current.pop()
     }
@@ -171,9 +208,10 @@ impl CalendarQueue {
         unreachable!("in_ring counts keys the bitmap does not show")
     }
 
-    /// Serves the next non-empty bucket; false if there are no keys.
+    /// Moves on to the next non-empty bucket, sifted (which may leave it
+    /// empty); false if there are no keys.
     #[cold]
-    fn advance(&mut self) -> bool {
+    fn advance(&mut self, sift: &mut impl KeySift) -> bool {
         let b = if self.in_ring > 0 {
             let i = self.next_occupied() as u64;
             self.cur + (i.wrapping_sub(self.cur) & MASK)
@@ -184,14 +222,10 @@ impl CalendarQueue {
         };
         self.cur = b;
         let i = (b & MASK) as usize;
+        let mut keys = std::mem::take(&mut self.ring[i]);
         if self.occupied[i / 64] & (1 << (i % 64)) != 0 {
             self.occupied[i / 64] &= !(1 << (i % 64));
-            self.in_ring -= self.ring[i].len();
-            let mut keys = std::mem::take(&mut self.ring[i]);
-            // Keys are unique (they hold a sequence number): an unstable sort
-            // gives the one order. The emptied buffer goes back to the ring.
-            keys.sort_unstable_by(|a, b| b.cmp(a));
-            self.ring[i] = std::mem::replace(&mut self.current, keys);
+            self.in_ring -= keys.len();
         }
         // The window moved: far keys it now covers join their buckets.
         while let Some(&Reverse(k)) = self.far.peek() {
@@ -201,11 +235,31 @@ impl CalendarQueue {
             }
             self.far.pop();
             if fb == self.cur {
-                self.serve(k);
+                keys.push(k);
             } else {
                 self.ring_push(fb, k);
             }
         }
+        let mut moved = std::mem::take(&mut self.moved);
+        let before = keys.len();
+        keys.retain(|&k| match sift.sift(k) {
+            Sifted::Keep => true,
+            Sifted::Drop => false,
+            Sifted::Move(to) => {
+                debug_assert!(to > k, "a key moves to a later time");
+                moved.push(to);
+                false
+            }
+        });
+        self.len -= before - keys.len();
+        // Keys are unique (they hold a sequence number): an unstable sort
+        // gives the one order. The emptied buffer goes back to the ring.
+        keys.sort_unstable_by(|a, b| b.cmp(a));
+        self.ring[i] = std::mem::replace(&mut self.current, keys);
+        for k in moved.drain(..) {
+            self.push(k);
+        }
+        self.moved = moved;
         true
     }
 

@@ -15,11 +15,70 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use crate::calendar::CalendarQueue;
+use std::marker::PhantomData;
+
+use crate::calendar::{CalendarQueue, KeySift, Sifted};
 use crate::time::Time;
 
 /// The top bit of a key's low word: the event is packed in the rest.
 const PACKED: u32 = 1 << 31;
+
+/// What [`EventQueue::pop_sifted`] does with an event it is shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sift {
+    /// It stays where it is.
+    Keep,
+    /// It is dropped: it will never pop.
+    Drop,
+    /// It moves to this later time.
+    Move(Time),
+}
+
+/// Decides, ahead of time, the fate of the events of the next bucket of
+/// time ([`EventQueue::pop_sifted`]).
+pub trait Sifter<E> {
+    /// What to do with `event`, due at `at`.
+    fn sift(&mut self, at: Time, event: &E) -> Sift;
+}
+
+/// The sifter that keeps every event.
+struct KeepEvents;
+
+impl<E> Sifter<E> for KeepEvents {
+    #[inline]
+    fn sift(&mut self, _: Time, _: &E) -> Sift {
+        Sift::Keep
+    }
+}
+
+/// A [`Sifter`] of events, as a sift of their keys.
+struct Keys<'a, S, E> {
+    sifter: &'a mut S,
+    next_seq: &'a mut u32,
+    event: PhantomData<fn(&E)>,
+}
+
+impl<S: Sifter<E>, E: Packed> KeySift for Keys<'_, S, E> {
+    #[inline]
+    fn sift(&mut self, k: u128) -> Sifted {
+        let low = key_low(k);
+        // At the end of the sequence numbers, keep (renumbering waits for
+        // the next schedule).
+        if low & PACKED == 0 || *self.next_seq == u32::MAX {
+            return Sifted::Keep;
+        }
+        match self.sifter.sift(key_time(k), &E::unpack(low & !PACKED)) {
+            Sift::Keep => Sifted::Keep,
+            Sift::Drop => Sifted::Drop,
+            Sift::Move(to) => {
+                debug_assert!(to > key_time(k), "an event moves later");
+                let moved = key(to, *self.next_seq, low);
+                *self.next_seq += 1;
+                Sifted::Move(moved)
+            }
+        }
+    }
+}
 
 /// An event type of an [`EventQueue`]: events that fit in 31 bits can ride
 /// in their key instead of the slab. The default packs nothing.
@@ -182,7 +241,21 @@ impl<E: Packed> EventQueue<E> {
     /// Removes and returns the earliest event, advancing the current time to it.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        let top = match (self.keys.front(), self.heads.peek()) {
+        self.pop_sifted(&mut KeepEvents)
+    }
+
+    /// Like [`EventQueue::pop`], but when the calendar moves on to its next
+    /// bucket of time (a few milliseconds' worth of events), `sifter` is
+    /// shown each packed event in it, with its time, and may drop it or move
+    /// it to a later time. This is for owners whose events go stale while
+    /// they wait (lazily cancelled timers): a stale event dropped here never
+    /// goes through a pop and its handler. A moved event is queued again at
+    /// once, so among events at its new time it takes its place as if
+    /// scheduled now.
+    #[inline]
+    pub fn pop_sifted(&mut self, sifter: &mut impl Sifter<E>) -> Option<(Time, E)> {
+        let front = self.keys.front_sifted(&mut Keys { sifter, next_seq: &mut self.next_seq, event: PhantomData });
+        let top = match (front, self.heads.peek()) {
             (Some(k), Some(&Reverse(h))) if h < k => self.heads.pop()?.0,
             (Some(_), _) => self.keys.pop()?,
             (None, Some(_)) => self.heads.pop()?.0,
@@ -254,6 +327,11 @@ impl<E: Packed> EventQueue<E> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::time::Duration;
+
+    fn ms(x: u64) -> Time {
+        Time(x * 1_000_000)
+    }
     use proptest::prelude::*;
 
     impl Packed for i32 {}
@@ -291,6 +369,61 @@ mod tests {
         let order: Vec<_> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
         assert_eq!(order, vec![Mixed::Small(0), Mixed::Small(PACKED - 1), Mixed::Big(7)]);
         assert_eq!(q.free, vec![0], "the parked event's slot is free again");
+    }
+
+    /// Drops `Small(1)`, moves `Small(2)` to 50 ms once, keeps the rest;
+    /// counts what it is shown.
+    #[derive(Default)]
+    struct TestSifter {
+        shown: Vec<Mixed>,
+    }
+
+    impl Sifter<Mixed> for TestSifter {
+        fn sift(&mut self, at: Time, e: &Mixed) -> Sift {
+            self.shown.push(*e);
+            match *e {
+                Mixed::Small(1) => Sift::Drop,
+                Mixed::Small(2) if at < ms(50) => Sift::Move(ms(50)),
+                _ => Sift::Keep,
+            }
+        }
+    }
+
+    #[test]
+    fn a_sifted_out_event_never_pops_and_a_moved_one_pops_after_those_already_at_its_new_time() {
+        let mut q = EventQueue::new();
+        q.schedule(ms(10), Mixed::Small(1));
+        q.schedule(ms(11), Mixed::Small(2));
+        q.schedule(ms(12), Mixed::Small(3));
+        q.schedule(ms(13), Mixed::Big(9));
+        q.schedule(ms(50), Mixed::Small(4));
+        let mut sifter = TestSifter::default();
+        let out: Vec<_> = std::iter::from_fn(|| q.pop_sifted(&mut sifter)).collect();
+        assert_eq!(
+            out,
+            vec![
+                (ms(12), Mixed::Small(3)),
+                (ms(13), Mixed::Big(9)),
+                (ms(50), Mixed::Small(4)),
+                (ms(50), Mixed::Small(2)),
+            ]
+        );
+        assert_eq!(q.len(), 0, "dropped and moved events are counted out");
+        assert_eq!(q.events_processed(), 4, "a dropped event is never delivered");
+        assert!(!sifter.shown.contains(&Mixed::Big(9)), "events in the slab are not shown");
+        let twos = sifter.shown.iter().filter(|&&e| e == Mixed::Small(2)).count();
+        assert_eq!(twos, 2, "a moved event is shown again when its new bucket comes up");
+    }
+
+    #[test]
+    fn an_event_scheduled_into_the_bucket_being_served_is_not_sifted() {
+        let mut q = EventQueue::new();
+        q.schedule(ms(10), Mixed::Small(7));
+        let mut sifter = TestSifter::default();
+        assert_eq!(q.pop_sifted(&mut sifter), Some((ms(10), Mixed::Small(7))));
+        q.schedule(ms(10), Mixed::Small(1));
+        assert_eq!(q.pop_sifted(&mut sifter), Some((ms(10), Mixed::Small(1))));
+        assert_eq!(sifter.shown, vec![Mixed::Small(7)]);
     }
 
     #[test]
@@ -396,6 +529,53 @@ mod tests {
                 prop_assert_eq!(q.peek_time().map(|t| t.0), reference.first().map(|r| r.0));
             }
             prop_assert_eq!(q.len(), reference.len());
+        }
+
+        #[test]
+        fn a_sifted_queue_delivers_every_event_once_in_order_unless_dropped(
+            ops in proptest::collection::vec((0u64..3_000_000_000, 0usize..3), 1..300)
+        ) {
+            // Events are ids; the sifter drops multiples of 3 and moves ids
+            // that are 1 mod 3 by (id % 7 + 1) ms, once. Only events pushed
+            // into the bucket being served escape the sifter.
+            struct Rule { dropped: u32, moved: std::collections::HashMap<u32, Time> }
+            impl Sifter<Mixed> for Rule {
+                fn sift(&mut self, at: Time, e: &Mixed) -> Sift {
+                    let Mixed::Small(id) = *e else { return Sift::Keep };
+                    match id % 3 {
+                        0 => { self.dropped += 1; Sift::Drop }
+                        1 if !self.moved.contains_key(&id) => {
+                            let to = at + Duration::from_millis(id as u64 % 7 + 1);
+                            self.moved.insert(id, to);
+                            Sift::Move(to)
+                        }
+                        _ => Sift::Keep,
+                    }
+                }
+            }
+            let mut rule = Rule { dropped: 0, moved: Default::default() };
+            let mut q = EventQueue::new();
+            let mut due = std::collections::HashMap::new();
+            let mut next = 0u32;
+            q.schedule(Time(0), Mixed::Small(next));
+            due.insert(next, Time(0));
+            let mut popped = std::collections::HashSet::new();
+            let mut last = Time::ZERO;
+            for (delta, fanout) in ops {
+                let Some((t, Mixed::Small(id))) = q.pop_sifted(&mut rule) else { break };
+                prop_assert!(t >= last, "time never goes backwards");
+                last = t;
+                prop_assert!(popped.insert(id), "event {} delivered twice", id);
+                let at = rule.moved.get(&id).copied().unwrap_or(due[&id]);
+                prop_assert_eq!(t, at, "event {} due at {:?}", id, at);
+                for k in 0..fanout {
+                    next += 1;
+                    let when = t + Duration(delta / (k as u64 + 1));
+                    q.schedule(when, Mixed::Small(next));
+                    due.insert(next, when);
+                }
+            }
+            prop_assert_eq!(popped.len() + rule.dropped as usize + q.len(), due.len());
         }
 
         #[test]

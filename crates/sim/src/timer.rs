@@ -13,8 +13,12 @@
 //! as the queued one and 256 generations have gone by while it waited; it
 //! then does at that instant what the queued one would have done there, and
 //! the queued one finds itself stale.
+//!
+//! Most stale and moved events never reach their owner: when the queue moves
+//! on to their bucket of time, [`Timer::sift`] drops or moves them there
+//! ([`torrentlab_engine::EventQueue::pop_sifted`]).
 
-use torrentlab_engine::Time;
+use torrentlab_engine::{Sift, Time};
 
 /// The low 8 bits of a timer's generation: what its queued event carries.
 pub(crate) type Tag = u8;
@@ -98,6 +102,39 @@ impl Timer {
         }
         self.at = NEVER;
         true
+    }
+
+    /// What the queue should do, ahead of time, with an event `tag` waiting
+    /// to fire at `at`, for owners whose every deadline change goes through
+    /// [`Timer::arm`] ([`Timer::fire_following`]'s): drop it if it has been
+    /// superseded or its deadline has gone, move it if its deadline moved
+    /// later, keep it if it is due then as things stand. A dropped or moved
+    /// event is no longer the queued one: a later [`Timer::arm`] at or after
+    /// `at` queues an event of its own where the kept one would have been
+    /// followed ([`Firing::Moved`]) at `at`: the same deadline, met by an
+    /// event queued earlier.
+    ///
+    /// A superseded tag is dropped even though, 256 generations on, the tag
+    /// could match again: the old event would then fire at the same instant
+    /// as the queued one and do what the queued one does (see the module
+    /// docs), which the queued one now does itself.
+    #[inline]
+    pub fn sift(&mut self, tag: Tag, at: Time) -> Sift {
+        if self.gen as Tag != tag {
+            return Sift::Drop;
+        }
+        if self.at != at {
+            return Sift::Keep; // not the queued event (tags wrapped): the handler decides
+        }
+        if self.want == NEVER {
+            self.at = NEVER;
+            Sift::Drop
+        } else if self.want > at {
+            self.at = self.want;
+            Sift::Move(self.want)
+        } else {
+            Sift::Keep
+        }
     }
 
     /// Like [`Timer::fire`], for owners whose every deadline change goes
@@ -187,6 +224,39 @@ mod tests {
         assert!(t.would_be_due(g, Time(300)), "asking twice changes nothing");
         assert_eq!(t.fire_following(g, Time(300)), Firing::Due);
         assert!(!t.would_be_due(g, Time(300)), "fired: nothing queued");
+    }
+
+    #[test]
+    fn a_sift_drops_a_superseded_event_and_keeps_a_due_one() {
+        let mut t = Timer::default();
+        let old = t.arm(Some(Time(100))).unwrap();
+        let new = t.arm(Some(Time(40))).unwrap();
+        assert_eq!(t.sift(old, Time(100)), Sift::Drop);
+        assert_eq!(t.sift(new, Time(40)), Sift::Keep);
+        assert_eq!(t.fire_following(new, Time(40)), Firing::Due, "a kept event fires as before");
+    }
+
+    #[test]
+    fn a_sift_moves_an_event_whose_deadline_moved_later_and_it_is_then_due_there() {
+        let mut t = Timer::default();
+        let g = t.arm(Some(Time(100))).unwrap();
+        assert_eq!(t.arm(Some(Time(250))), None);
+        assert_eq!(t.sift(g, Time(100)), Sift::Move(Time(250)));
+        assert_eq!(t.arm(Some(Time(300))), None, "the moved event is the queued one");
+        assert_eq!(t.sift(g, Time(250)), Sift::Move(Time(300)));
+        assert_eq!(t.fire_following(g, Time(300)), Firing::Due);
+    }
+
+    #[test]
+    fn a_sift_drops_an_event_whose_deadline_has_gone_and_the_next_deadline_queues_afresh() {
+        let mut t = Timer::default();
+        let g = t.arm(Some(Time(100))).unwrap();
+        t.arm(None);
+        assert_eq!(t.sift(g, Time(100)), Sift::Drop);
+        let again = t.arm(Some(Time(120))).expect("nothing is queued: a later deadline queues an event");
+        assert_ne!(again, g);
+        assert_eq!(t.fire_following(g, Time(100)), Firing::Stale, "the dropped tag is no longer the queued one");
+        assert_eq!(t.fire_following(again, Time(120)), Firing::Due);
     }
 
     #[test]
