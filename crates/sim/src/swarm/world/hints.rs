@@ -25,10 +25,14 @@ pub(super) const LANE_AHEAD: usize = 12;
 /// for a packet that will complete a frame: by then the connection's lines,
 /// asked for at [`LOOKAHEAD`], have arrived and say where the client's is.
 pub(super) const CLIENT_AHEAD: usize = 3;
-/// How many events ahead in the calendar's bucket being served (timers of
-/// endpoints and clients: about every other event) to ask for an endpoint
-/// timer's line: most of these events only check it (the deadline has gone
-/// or moved on).
+/// How many events ahead in the calendar's bucket being served (nearly all
+/// timers of endpoints and clients; packets wait among the lane heads) to
+/// ask for a timer's line, which says whether it will be due. Stale timers
+/// rarely get this far: the calendar's sift drops them first
+/// ([`torrentlab_engine::EventQueue::pop_sifted`]). Measured with the sift
+/// (full size, Rust runners side by side, 6 rounds): asking for a due
+/// endpoint's lines here without the check, and for the connection an
+/// upload turn will write to one event ahead, gave 0.999x.
 const TIMER_AHEAD: usize = 4;
 /// How many events ahead in the calendar to ask for the connection and
 /// endpoint of a timer that will be due.
