@@ -19,14 +19,16 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-/// log2 of the bucket width in ns: 2^21 ns is about 2.1 ms. Wider buckets
+/// log2 of the bucket width in ns: 2^22 ns is about 4.2 ms. Wider buckets
 /// mean fewer of them to touch (each a small vector of its own) at the cost
-/// of more keys to sort in the one being served. On the E0 benchmark swarm
-/// (about 24 events per 2.1 ms; its 3 MB variant, paired runs) 2.1 ms
-/// buckets took 0.968x the time of 1.05 ms ones, with 1 % more instructions
-/// (BENCHMARKS.md, eighth session).
-const SHIFT: u32 = 21;
-/// Buckets in the ring: a window of 1024 x 2.1 ms, about 2.15 s.
+/// of more keys to sort in the one being served. On the E0 benchmark swarm,
+/// paired runs (BENCHMARKS.md): 2.1 ms buckets took 0.968x the time of
+/// 1.05 ms ones (eighth session, about 24 events per 2.1 ms); once stale
+/// timers were sifted out (about 20 events per 2.1 ms), 4.2 ms took 0.951x
+/// and 0.960x the time of 2.1 ms, and 8.4 ms 1.010x that of 4.2 ms
+/// (twenty-second session).
+const SHIFT: u32 = 22;
+/// Buckets in the ring: a window of 1024 x 4.2 ms, about 4.3 s.
 const BUCKETS: usize = 1024;
 const MASK: u64 = BUCKETS as u64 - 1;
 const WORDS: usize = BUCKETS / 64;
