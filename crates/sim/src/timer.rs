@@ -104,15 +104,17 @@ impl Timer {
         true
     }
 
-    /// What the queue should do, ahead of time, with an event `tag` waiting
-    /// to fire at `at`, for owners whose every deadline change goes through
-    /// [`Timer::arm`] ([`Timer::fire_following`]'s): drop it if it has been
-    /// superseded or its deadline has gone, move it if its deadline moved
-    /// later, keep it if it is due then as things stand. A dropped or moved
-    /// event is no longer the queued one: a later [`Timer::arm`] at or after
-    /// `at` queues an event of its own where the kept one would have been
-    /// followed ([`Firing::Moved`]) at `at`: the same deadline, met by an
-    /// event queued earlier.
+    /// What the queue should do, before its turn, with the event `tag`
+    /// queued for `at`, for owners whose every deadline change goes through
+    /// [`Timer::arm`] (those that use [`Timer::fire_following`]): drop it if
+    /// it was superseded or the deadline has gone, move it to the deadline if
+    /// that moved later, keep it if it is due at `at` as things stand.
+    ///
+    /// The timer then goes on as if the event had been queued where it now
+    /// is: after a drop, the next [`Timer::arm`] queues a new event; after a
+    /// move, an earlier deadline supersedes it. The deadlines met are those
+    /// `fire_following` would have met at `at`; only the order among events
+    /// at the very same nanosecond can differ.
     ///
     /// A superseded tag is dropped even though, 256 generations on, the tag
     /// could match again: the old event would then fire at the same instant
