@@ -19,6 +19,8 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use crate::queue::Sift;
+
 /// log2 of the bucket width in ns: 2^22 ns is about 4.2 ms. Wider buckets
 /// mean fewer of them to touch (each a small vector of its own) at the cost
 /// of more keys to sort in the one being served. On the E0 benchmark swarm,
@@ -54,31 +56,6 @@ pub(crate) struct CalendarQueue {
     len: usize,
     /// Scratch for the keys a sift moves.
     moved: Vec<u128>,
-}
-
-/// A sift of the keys of a bucket about to be served
-/// ([`CalendarQueue::front_sifted`]).
-pub(crate) trait KeySift {
-    fn sift(&mut self, k: u128) -> Sifted;
-}
-
-/// The sift that keeps every key.
-struct KeepAll;
-
-impl KeySift for KeepAll {
-    #[inline]
-    fn sift(&mut self, _: u128) -> Sifted {
-        Sifted::Keep
-    }
-}
-
-/// What a sift ([`CalendarQueue::front_sifted`]) does with a key.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Sifted {
-    Keep,
-    Drop,
-    /// Replace it by this key, of a later time.
-    Move(u128),
 }
 
 impl Default for CalendarQueue {
@@ -168,7 +145,7 @@ impl CalendarQueue {
     /// one being served is empty (what [`CalendarQueue::pop`] would return).
     #[inline]
     pub fn front(&mut self) -> Option<u128> {
-        self.front_sifted(&mut KeepAll)
+        self.front_sifted(|_| Sift::Keep)
     }
 
     /// Like [`CalendarQueue::front`], but a bucket about to be served is first
@@ -176,9 +153,9 @@ impl CalendarQueue {
     /// (to a key of a later time; it is pushed again). Keys pushed into the
     /// bucket being served are not sifted.
     #[inline]
-    pub fn front_sifted(&mut self, sift: &mut impl KeySift) -> Option<u128> {
+    pub fn front_sifted(&mut self, mut sift: impl FnMut(u128) -> Sift<u128>) -> Option<u128> {
         while self.current.is_empty() {
-            if !self.advance(sift) {
+            if !self.advance(&mut sift) {
                 return None;
             }
         }
@@ -213,7 +190,7 @@ impl CalendarQueue {
     /// Moves on to the next non-empty bucket, sifted (which may leave it
     /// empty); false if there are no keys.
     #[cold]
-    fn advance(&mut self, sift: &mut impl KeySift) -> bool {
+    fn advance(&mut self, sift: &mut impl FnMut(u128) -> Sift<u128>) -> bool {
         let b = if self.in_ring > 0 {
             let i = self.next_occupied() as u64;
             self.cur + (i.wrapping_sub(self.cur) & MASK)
@@ -244,10 +221,10 @@ impl CalendarQueue {
         }
         let mut moved = std::mem::take(&mut self.moved);
         let before = keys.len();
-        keys.retain(|&k| match sift.sift(k) {
-            Sifted::Keep => true,
-            Sifted::Drop => false,
-            Sifted::Move(to) => {
+        keys.retain(|&k| match sift(k) {
+            Sift::Keep => true,
+            Sift::Drop => false,
+            Sift::Move(to) => {
                 debug_assert!(to > k, "a key moves to a later time");
                 moved.push(to);
                 false

@@ -24,7 +24,7 @@ mod rng;
 mod time;
 
 pub use compact::{OptDuration, OptTime, OptU64};
-pub use queue::{EventQueue, Packed, Sift, Sifter};
+pub use queue::{EventQueue, Packed, Sift};
 pub use rng::{EntityId, EntityRng};
 pub use time::{Duration, Time};
 

@@ -15,69 +15,22 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use std::marker::PhantomData;
-
-use crate::calendar::{CalendarQueue, KeySift, Sifted};
+use crate::calendar::CalendarQueue;
 use crate::time::Time;
 
 /// The top bit of a key's low word: the event is packed in the rest.
 const PACKED: u32 = 1 << 31;
 
-/// What [`EventQueue::pop_sifted`] does with an event it is shown.
+/// What [`EventQueue::pop_sifted`] does with an event it is shown (and the
+/// calendar with a key: `T` is then the key).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Sift {
+pub enum Sift<T = Time> {
     /// It stays where it is.
     Keep,
     /// It is dropped: it will never pop.
     Drop,
     /// It moves to this later time.
-    Move(Time),
-}
-
-/// Decides, ahead of time, the fate of the events of the next bucket of
-/// time ([`EventQueue::pop_sifted`]).
-pub trait Sifter<E> {
-    /// What to do with `event`, due at `at`.
-    fn sift(&mut self, at: Time, event: &E) -> Sift;
-}
-
-/// The sifter that keeps every event.
-struct KeepEvents;
-
-impl<E> Sifter<E> for KeepEvents {
-    #[inline]
-    fn sift(&mut self, _: Time, _: &E) -> Sift {
-        Sift::Keep
-    }
-}
-
-/// A [`Sifter`] of events, as a sift of their keys.
-struct Keys<'a, S, E> {
-    sifter: &'a mut S,
-    next_seq: &'a mut u32,
-    event: PhantomData<fn(&E)>,
-}
-
-impl<S: Sifter<E>, E: Packed> KeySift for Keys<'_, S, E> {
-    #[inline]
-    fn sift(&mut self, k: u128) -> Sifted {
-        let low = key_low(k);
-        // At the end of the sequence numbers, keep (renumbering waits for
-        // the next schedule).
-        if low & PACKED == 0 || *self.next_seq == u32::MAX {
-            return Sifted::Keep;
-        }
-        match self.sifter.sift(key_time(k), &E::unpack(low & !PACKED)) {
-            Sift::Keep => Sifted::Keep,
-            Sift::Drop => Sifted::Drop,
-            Sift::Move(to) => {
-                debug_assert!(to > key_time(k), "an event moves later");
-                let moved = key(to, *self.next_seq, low);
-                *self.next_seq += 1;
-                Sifted::Move(moved)
-            }
-        }
-    }
+    Move(T),
 }
 
 /// An event type of an [`EventQueue`]: events that fit in 31 bits can ride
@@ -241,11 +194,11 @@ impl<E: Packed> EventQueue<E> {
     /// Removes and returns the earliest event, advancing the current time to it.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        self.pop_sifted(&mut KeepEvents)
+        self.pop_sifted(|_, _| Sift::Keep)
     }
 
     /// Like [`EventQueue::pop`], but when the calendar moves on to its next
-    /// bucket of time (a few milliseconds' worth of events), `sifter` is
+    /// bucket of time (a few milliseconds' worth of events), `sift` is
     /// shown each packed event in it, with its time, and may drop it or move
     /// it to a later time. This is for owners whose events go stale while
     /// they wait (lazily cancelled timers): a stale event dropped here never
@@ -253,8 +206,26 @@ impl<E: Packed> EventQueue<E> {
     /// once, so among events at its new time it takes its place as if
     /// scheduled now.
     #[inline]
-    pub fn pop_sifted(&mut self, sifter: &mut impl Sifter<E>) -> Option<(Time, E)> {
-        let front = self.keys.front_sifted(&mut Keys { sifter, next_seq: &mut self.next_seq, event: PhantomData });
+    pub fn pop_sifted(&mut self, mut sift: impl FnMut(Time, &E) -> Sift) -> Option<(Time, E)> {
+        let next_seq = &mut self.next_seq;
+        let front = self.keys.front_sifted(|k| {
+            let low = key_low(k);
+            // At the end of the sequence numbers, keep (renumbering waits
+            // for the next schedule).
+            if low & PACKED == 0 || *next_seq == u32::MAX {
+                return Sift::Keep;
+            }
+            match sift(key_time(k), &E::unpack(low & !PACKED)) {
+                Sift::Keep => Sift::Keep,
+                Sift::Drop => Sift::Drop,
+                Sift::Move(to) => {
+                    debug_assert!(to > key_time(k), "an event moves later");
+                    let moved = key(to, *next_seq, low);
+                    *next_seq += 1;
+                    Sift::Move(moved)
+                }
+            }
+        });
         let top = match (front, self.heads.peek()) {
             (Some(k), Some(&Reverse(h))) if h < k => self.heads.pop()?.0,
             (Some(_), _) => self.keys.pop()?,
@@ -378,7 +349,7 @@ mod tests {
         shown: Vec<Mixed>,
     }
 
-    impl Sifter<Mixed> for TestSifter {
+    impl TestSifter {
         fn sift(&mut self, at: Time, e: &Mixed) -> Sift {
             self.shown.push(*e);
             match *e {
@@ -398,7 +369,7 @@ mod tests {
         q.schedule(ms(13), Mixed::Big(9));
         q.schedule(ms(50), Mixed::Small(4));
         let mut sifter = TestSifter::default();
-        let out: Vec<_> = std::iter::from_fn(|| q.pop_sifted(&mut sifter)).collect();
+        let out: Vec<_> = std::iter::from_fn(|| q.pop_sifted(|at, e| sifter.sift(at, e))).collect();
         assert_eq!(
             out,
             vec![
@@ -420,9 +391,9 @@ mod tests {
         let mut q = EventQueue::new();
         q.schedule(ms(10), Mixed::Small(7));
         let mut sifter = TestSifter::default();
-        assert_eq!(q.pop_sifted(&mut sifter), Some((ms(10), Mixed::Small(7))));
+        assert_eq!(q.pop_sifted(|at, e| sifter.sift(at, e)), Some((ms(10), Mixed::Small(7))));
         q.schedule(ms(10), Mixed::Small(1));
-        assert_eq!(q.pop_sifted(&mut sifter), Some((ms(10), Mixed::Small(1))));
+        assert_eq!(q.pop_sifted(|at, e| sifter.sift(at, e)), Some((ms(10), Mixed::Small(1))));
         assert_eq!(sifter.shown, vec![Mixed::Small(7)]);
     }
 
@@ -539,7 +510,7 @@ mod tests {
             // that are 1 mod 3 by (id % 7 + 1) ms, once. Only events pushed
             // into the bucket being served escape the sifter.
             struct Rule { dropped: u32, moved: std::collections::HashMap<u32, Time> }
-            impl Sifter<Mixed> for Rule {
+            impl Rule {
                 fn sift(&mut self, at: Time, e: &Mixed) -> Sift {
                     let Mixed::Small(id) = *e else { return Sift::Keep };
                     match id % 3 {
@@ -562,7 +533,7 @@ mod tests {
             let mut popped = std::collections::HashSet::new();
             let mut last = Time::ZERO;
             for (delta, fanout) in ops {
-                let Some((t, Mixed::Small(id))) = q.pop_sifted(&mut rule) else { break };
+                let Some((t, Mixed::Small(id))) = q.pop_sifted(|at, e| rule.sift(at, e)) else { break };
                 prop_assert!(t >= last, "time never goes backwards");
                 last = t;
                 prop_assert!(popped.insert(id), "event {} delivered twice", id);

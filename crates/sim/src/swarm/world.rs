@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use torrentlab_bittorrent::client::{Client, Frame, Io, Note};
 use torrentlab_bittorrent::tracker::{AnnounceEvent, Tracker};
-use torrentlab_engine::{prefetch, Duration, EntityId, EntityRng, EventQueue, OptTime, Packed, Sift, Sifter, Time};
+use torrentlab_engine::{prefetch, Duration, EntityId, EntityRng, EventQueue, OptTime, Packed, Sift, Time};
 use torrentlab_net::{HostConfig, HostId, Latency, Network, Transit};
 
 use torrentlab_transport::cc::CcConfig;
@@ -116,15 +116,11 @@ impl Packed for Ev {
 /// Endpoint timers that went stale, or whose deadline moved later, while
 /// they waited are sifted out or moved when their bucket of time comes up
 /// (see [`Timer::sift`]); other events stay.
-struct TimerSift<'a>(&'a mut [Conn]);
-
-impl Sifter<Ev> for TimerSift<'_> {
-    #[inline]
-    fn sift(&mut self, at: Time, ev: &Ev) -> Sift {
-        match *ev {
-            Ev::EpTimer { conn, side, tag } => self.0[conn as usize].timer[side as usize].sift(tag, at),
-            _ => Sift::Keep,
-        }
+#[inline]
+fn sift_timer(conns: &mut [Conn], at: Time, ev: &Ev) -> Sift {
+    match *ev {
+        Ev::EpTimer { conn, side, tag } => conns[conn as usize].timer[side as usize].sift(tag, at),
+        _ => Sift::Keep,
     }
 }
 
@@ -429,7 +425,7 @@ impl SwarmWorld {
     /// the scenario's duration.
     pub fn run(&mut self, every: Duration, progress: &mut dyn FnMut(Time)) {
         let mut next_progress = Time::ZERO + every;
-        while let Some((now, ev)) = self.q.pop_sifted(&mut TimerSift(&mut self.conns)) {
+        while let Some((now, ev)) = self.q.pop_sifted(|at, ev| sift_timer(&mut self.conns, at, ev)) {
             if now >= next_progress {
                 progress(now);
                 next_progress = now + every;
