@@ -299,11 +299,11 @@ impl<E: Packed> EventQueue<E> {
 mod tests {
     use super::*;
     use crate::time::Duration;
+    use proptest::prelude::*;
 
     fn ms(x: u64) -> Time {
         Time(x * 1_000_000)
     }
-    use proptest::prelude::*;
 
     impl Packed for i32 {}
     impl Packed for usize {}

@@ -125,17 +125,16 @@ impl Timer {
         if self.gen as Tag != tag {
             return Sift::Drop;
         }
-        if self.at != at {
-            return Sift::Keep; // not the queued event (tags wrapped): the handler decides
+        // Not the queued event (tags wrapped: the handler decides), or due.
+        if self.at != at || self.want <= at {
+            return Sift::Keep;
         }
+        // As `fire_following` follows it: later, or gone (`NEVER`).
+        self.at = self.want;
         if self.want == NEVER {
-            self.at = NEVER;
             Sift::Drop
-        } else if self.want > at {
-            self.at = self.want;
-            Sift::Move(self.want)
         } else {
-            Sift::Keep
+            Sift::Move(self.want)
         }
     }
 
