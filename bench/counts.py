@@ -3,7 +3,7 @@
 second-level cache misses per event, counted by cachegrind.
 
 Wall time on these shared 2-core machines swings by 1.5x within an hour for
-the same build (BENCHMARKS.md, seventh session), which hides any change worth
+the same build (bench/HISTORY.md, seventh session), which hides any change worth
 less than about 5 %. Cachegrind counts the same numbers on every run, so two
 builds can be compared exactly: fewer instructions and fewer misses per event
 is a change worth timing; more of both is not. It simulates caches without
