@@ -4,7 +4,7 @@
 //! Host layout of the dumbbell: host 0 is the receiver (its downlink is the
 //! bottleneck); host `i + 1` is the sender of flow `i`.
 
-use torrentlab_engine::{Duration, EntityId, EntityRng, EventQueue, Lanes, Packed, Sift, Time};
+use torrentlab_engine::{Duration, EntityId, EntityRng, EventQueue, Lanes, Packed, Time};
 use torrentlab_net::{HostConfig, HostId, Latency, LinkConfig, LinkId, LinkStats, Network, Transit};
 use torrentlab_transport::stream::{Endpoint, Wire};
 use torrentlab_transport::tcp::{TcpConnection, TcpReceiver, TcpSender};
@@ -13,7 +13,7 @@ use torrentlab_transport::utp::{UtpSocket, Variant};
 use crate::event_bits;
 use crate::recorder::Recorder;
 use crate::scenario::{ClockOffsets, Scenario, StartSpec};
-use crate::timer::{Firing, Tag, Timer};
+use crate::timer::{Tag, Timer};
 
 /// RNG stream kind tag for flows (see [`EntityId::new`]).
 const RNG_KIND_FLOW: u16 = 2;
@@ -88,17 +88,6 @@ impl Packed for Ev {
                 Ev::Timer { ep, tag }
             }
         }
-    }
-}
-
-/// Endpoint timers that went stale, or whose deadline moved later, while
-/// they waited are dropped or moved when their bucket of time comes up
-/// (see [`Timer::sift`]); other events stay.
-#[inline]
-fn sift_timer(timers: &mut [Timer], at: Time, ev: &Ev) -> Sift {
-    match *ev {
-        Ev::Timer { ep, tag } => timers[ep as usize].sift(tag, at),
-        _ => Sift::Keep,
     }
 }
 
@@ -288,7 +277,7 @@ impl World {
     /// time about once per `every` of simulated time.
     pub fn run(&mut self, every: Duration, progress: &mut dyn FnMut(Time)) {
         let mut next_progress = Time::ZERO + every;
-        while let Some((now, ev)) = self.q.pop_sifted(|at, ev| sift_timer(&mut self.timers, at, ev)) {
+        while let Some((now, ev)) = self.q.pop() {
             if now >= next_progress {
                 progress(now);
                 next_progress = now + every;
@@ -364,17 +353,9 @@ impl World {
         }
     }
 
-    /// Every change of an endpoint's deadline goes through [`World::arm`]
-    /// (after each call into the endpoint), so the timer follows a deadline
-    /// that moved later without waking the endpoint.
     fn timer(&mut self, now: Time, ep: u32, tag: Tag) {
-        match self.timers[ep as usize].fire_following(tag, now) {
-            Firing::Stale => return, // superseded, or the deadline has gone
-            Firing::Moved(t) => {
-                self.q.schedule(t, Ev::Timer { ep, tag });
-                return;
-            }
-            Firing::Due => {}
+        if !self.timers[ep as usize].fire(tag, now) {
+            return; // superseded by an earlier timer
         }
         let fi = (ep / 2) as usize;
         if ep.is_multiple_of(2) {
@@ -387,8 +368,8 @@ impl World {
     }
 
     /// Makes sure a timer event fires no later than `deadline`. A deadline that
-    /// moved later keeps the earlier event, which the queue's sift (or
-    /// [`Timer::fire_following`]) moves to the new deadline (see [`Timer`]).
+    /// moved later keeps the earlier event, which then fires harmlessly and
+    /// re-arms (see [`Timer`]).
     #[inline]
     fn arm(&mut self, ep: usize, deadline: Option<Time>) {
         if let (Some(d), Some(tag)) = (deadline, self.timers[ep].arm(deadline)) {
