@@ -24,7 +24,7 @@ use crate::queue::Sift;
 /// log2 of the bucket width in ns: 2^22 ns is about 4.2 ms. Wider buckets
 /// mean fewer of them to touch (each a small vector of its own) at the cost
 /// of more keys to sort in the one being served. On the E0 benchmark swarm,
-/// paired runs (bench/HISTORY.md): 2.1 ms buckets took 0.968x the time of
+/// paired runs (BENCHMARKS.md): 2.1 ms buckets took 0.968x the time of
 /// 1.05 ms ones (eighth session, about 24 events per 2.1 ms); once stale
 /// timers were sifted out (about 20 events per 2.1 ms), 4.2 ms took 0.951x
 /// and 0.960x the time of 2.1 ms, and 8.4 ms 1.010x that of 4.2 ms

@@ -62,7 +62,7 @@ const CONN_SEND: usize = 192;
 /// lines and the endpoint up to [`TcpConnection::HOT_PART`].
 ///
 /// Measured at full size, Rust runners side by side, 8 rounds each
-/// (bench/HISTORY.md, eighteenth session): leaving the counters' line out for
+/// (BENCHMARKS.md, eighteenth session): leaving the counters' line out for
 /// data packets gave 0.982x; a due timer reading
 /// [`TcpConnection::DATA_PART`] (below), 0.988x. PGO wheels, both together:
 /// 0.994x (0.975-1.014), within noise.
