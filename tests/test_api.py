@@ -7,8 +7,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import torrentlab
-from torrentlab.exceptions import ScenarioError, TorrentlabError
 from conftest import SCENARIOS
+from torrentlab.exceptions import ScenarioError, TorrentlabError
 
 A = SCENARIOS / "rossi2010" / "a-newreno-vs-ledbat.toml"
 
@@ -29,7 +29,8 @@ def test_run_returns_dataframes_with_documented_columns():
         assert col in res.summary.columns
     for col in ("time_s", "flow", "cwnd_packets", "goodput_bps", "srtt_ms", "queuing_delay_ms"):
         assert col in res.timeseries.columns
-    assert list(res.queue.columns) == ["time_s", "bytes", "packets", "served_packets", "served_bytes", "dropped_packets"]
+    assert list(res.queue.columns) == [
+        "time_s", "bytes", "packets", "served_packets", "served_bytes", "dropped_packets"]
     assert res.queue["time_s"].is_monotonic_increasing
     assert 0.9 < res.summary["efficiency"][0] <= 1.0
     assert res.perf["events"] > 0 and res.perf["data_packets_delivered"] > 0
@@ -79,9 +80,10 @@ def test_write_creates_every_table_as_parquet_and_replaces_an_old_result(tmp_pat
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")], "no temporary directory left"
 
 
-def test_non_scenarios_are_a_type_error():
-    with pytest.raises(TypeError):
+def test_non_scenarios_are_a_scenario_error_naming_the_argument():
+    with pytest.raises(ScenarioError) as e:
         torrentlab.run(42)
+    assert (e.value.file, e.value.field) == ("<argument>", "scenario") and "not int" in e.value.detail
 
 
 def test_a_failed_write_leaves_the_old_result_and_no_temporary_directory(tmp_path):

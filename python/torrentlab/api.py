@@ -13,7 +13,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from torrentlab import _core
+from torrentlab import _core, inputs
 from torrentlab.output import atomic_dir
 
 ScenarioLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
@@ -26,11 +26,8 @@ TABLES = {
 
 
 def _source(scenario: ScenarioLike) -> tuple[str, str | None, str]:
-    if isinstance(scenario, Mapping):
-        return "<dict>", json.dumps(scenario), "json"
-    if isinstance(scenario, (str, os.PathLike)):
-        return os.fspath(scenario), None, "file"
-    raise TypeError(f"a scenario is a path or a dict, not {type(scenario).__name__}")
+    # A path, or a dict checked field by field (see torrentlab.inputs): ScenarioError otherwise.
+    return inputs.source(scenario)
 
 
 def validate(scenario: ScenarioLike) -> dict[str, Any]:
@@ -121,6 +118,7 @@ def run(
     the engine runs, so runs in threads proceed in parallel.
     """
     source, text, fmt = _source(scenario)
+    seed, progress = inputs.seed(seed), inputs.progress(progress)
     raw = _core.run(source, text, fmt, seed, progress)
     tables = {t: _arrow(raw[t]) for t in raw["tables"]}
     name = tables["summary"].column("scenario")[0].as_py()
