@@ -18,6 +18,7 @@ import os
 import statistics
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 from rich.console import Console
 from rich.markup import escape
@@ -32,18 +33,62 @@ out = Console(width=None if sys.stdout.isatty() else 120)
 err = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
 
 
+def _describe(info: dict) -> str:
+    if info["kind"] == "swarm":
+        what = (f"swarm of {info['peers']} peers ({info['leechers']} leechers), "
+                f"{info['file_bytes'] / 1e6:g} MB in {info['pieces']} pieces")
+    else:
+        what = f"{info['flows']} flows ({', '.join(sorted(set(info['controllers'])))})"
+    return f"{info['name']}, {what}, {info['duration_s']:g} s"
+
+
+def _validate_sweep(path: str) -> str:
+    """Checks a sweep file: the sweep itself, its base scenario, and the first run
+    of every grid point (with and without the quick overrides). Returns a
+    description, or raises ScenarioError naming the sweep file, the field and
+    the grid point."""
+    from torrentlab.inputs import error
+    from torrentlab.sweep import Sweep, label, load_toml
+
+    try:
+        sweep = Sweep.from_file(path)
+        info = torrentlab.validate(Path(path).parent / load_toml(path)["base"])
+    except ScenarioError as e:
+        if e.file == path:
+            raise
+        # The base scenario is bad: say which sweep refers to it.
+        raise error(path, "base", str(e)) from None
+    points = 0
+    for quick in (False, True) if sweep.quick else (False,):
+        jobs = sweep.jobs(quick=quick)
+        runs = sweep.quick_runs if quick else sweep.runs
+        for job in jobs[::runs]:
+            try:
+                torrentlab.validate(job.scenario)
+            except ScenarioError as e:
+                where = [f"grid point {', '.join(f'{k} = {label(v)}' for k, v in job.params)}"] if job.params else []
+                where += ["with the [quick] overrides"] if quick else []
+                raise error(path, e.field, f"{e.detail} ({'; '.join(where) or 'base'})") from None
+        points = len(jobs) // runs
+    quick_runs = f", {sweep.quick_runs} with --quick" if sweep.quick_runs != sweep.runs else ""
+    return (f"sweep of {points} grid point{'s' * (points != 1)} x {sweep.runs} run{'s' * (sweep.runs != 1)}"
+            f"{quick_runs}, over {_describe(info)}")
+
+
 def _cmd_validate(args) -> int:
+    """Checks every file (a scenario, or a sweep: ``*.sweep.toml``), one line each;
+    goes on past a bad one and exits 2 if any was bad."""
+    bad = 0
     for f in args.files:
-        info = torrentlab.validate(f)
-        if info["kind"] == "swarm":
-            what = (f"swarm of {info['peers']} peers ({info['leechers']} leechers), "
-                    f"{info['file_bytes'] / 1e6:g} MB in {info['pieces']} pieces")
-        else:
-            what = f"{info['flows']} flows ({', '.join(sorted(set(info['controllers'])))})"
+        try:
+            what = _validate_sweep(f) if f.endswith(".sweep.toml") else _describe(torrentlab.validate(f))
+        except ScenarioError as e:
+            bad += 1
+            err.print(f"[red]error[/]: {escape(str(e))}", highlight=False, soft_wrap=True)
+            continue
         # One line per file, however long (stdout is often a pipe: 120 columns).
-        out.print(f"[green]ok[/]: {escape(f)}: {escape(info['name'])}, {what}, {info['duration_s']:g} s",
-                  soft_wrap=True)
-    return 0
+        out.print(f"[green]ok[/]: {escape(f)}: {escape(what)}", soft_wrap=True, highlight=False)
+    return 2 if bad else 0
 
 
 SUMMARY_COLUMNS = ("flows", "window_s", "jain_index", "efficiency", "loss_rate", "goodput_bps", "mean_queue_delay_ms")
@@ -189,43 +234,113 @@ def _cmd_bench(args) -> int:
     return 0
 
 
+#: ``--cc``: the congestion controllers of crates/sim/src/scenario/raw.rs (``CcName``), and uTP.
+CC_CHOICES = ("newreno", "cubic", "vegas", "lp", "nice", "ledbat", "utp")
+SEED_MAX = 2**64 - 1
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors on one line: ``torrentlab run: error: argument --seed: ...`` (exit 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        message = " ".join(message.split())
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _whole(low: int, high: int | None = None, what: str = "a whole number"):
+    """An argparse type: a whole number from ``low`` (to ``high``), one clear line otherwise."""
+    allowed = f"from {low} to {high}" if high is not None else f"of {low} or more"
+
+    def parse(text: str) -> int:
+        try:
+            n = int(text.strip(), 10)
+        except ValueError:
+            n = None
+        if n is None or n < low or (high is not None and n > high):
+            raise argparse.ArgumentTypeError(f"must be {what} {allowed}, not {text!r}")
+        return n
+
+    parse.__name__ = what  # argparse names the type in some messages
+    return parse
+
+
+def _text(what: str):
+    """An argparse type: non-empty text (an empty path would mean the current directory)."""
+
+    def parse(text: str) -> str:
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"must be {what}, not an empty string")
+        return text
+
+    parse.__name__ = what
+    return parse
+
+
+def _experiments_help() -> str:
+    """One line per experiment, from the first line of its module's docstring (not imported: fast)."""
+    import ast
+    import importlib.util
+
+    lines = ["experiments:"]
+    width = max(map(len, EXPERIMENTS))
+    for name, module in sorted(EXPERIMENTS.items()):
+        title = ""
+        try:
+            spec = importlib.util.find_spec(module)
+            if spec and spec.origin:
+                doc = ast.get_docstring(ast.parse(Path(spec.origin).read_text(encoding="utf-8"))) or ""
+                title = doc.strip().splitlines()[0].replace(f" `{name}`", "") if doc.strip() else ""
+        except (OSError, SyntaxError, ValueError, ImportError):
+            pass
+        lines.append(f"  {name:<{width}}  {title}".rstrip())
+    return "\n".join(lines)
+
+
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="torrentlab", description="Packet-level BitTorrent and congestion-control experiments.")
+    p = _Parser(prog="torrentlab", description="Packet-level BitTorrent and congestion-control experiments.")
     p.add_argument("--version", action="version", version=f"torrentlab {torrentlab.__version__}")
     sub = p.add_subparsers(dest="command", required=True)
+    file_arg = _text("a file path")
+    dir_arg = _text("a directory path")
 
-    v = sub.add_parser("validate", help="check scenario files without running them")
-    v.add_argument("files", nargs="+", metavar="FILE")
+    v = sub.add_parser("validate", help="check scenario and sweep files without running them",
+                       description="Check scenario files and sweep files (*.sweep.toml: the sweep, its base and "
+                                   "every grid point) without running them. One line per file; every bad file "
+                                   "is reported; exit 2 if any was bad.")
+    v.add_argument("files", nargs="+", metavar="FILE", type=file_arg)
     v.set_defaults(func=_cmd_validate)
 
     r = sub.add_parser("run", help="run one scenario and write its tables as Parquet")
-    r.add_argument("file", metavar="FILE")
-    r.add_argument("-o", "--output", metavar="DIR", help="output directory (default results/<name>)")
-    r.add_argument("--seed", type=int, help="override run.seed")
+    r.add_argument("file", metavar="FILE", type=file_arg)
+    r.add_argument("-o", "--output", metavar="DIR", type=dir_arg, help="output directory (default results/<name>)")
+    r.add_argument("--seed", type=_whole(0, SEED_MAX), help=f"override run.seed (0 to {SEED_MAX})")
     r.add_argument("-q", "--quiet", action="store_true")
     r.set_defaults(func=_cmd_run)
 
-    def many_runs(cmd, help, target, quick, default_dir, func):
+    def many_runs(cmd, help, target, quick, default_dir, func, **kw):
         """A command that runs many scenarios in parallel and writes a directory."""
-        c = sub.add_parser(cmd, help=help)
+        c = sub.add_parser(cmd, help=help, **kw)
         c.add_argument(target[0], metavar=target[1], **target[2])
         c.add_argument("--quick", action="store_true", help=quick)
-        c.add_argument("-o", "--output", metavar="DIR", help=f"output directory (default results/<{default_dir}>)")
-        c.add_argument("-j", "--jobs", type=int, default=None, help="parallel runs (default: every core)")
+        c.add_argument("-o", "--output", metavar="DIR", type=dir_arg,
+                       help=f"output directory (default results/<{default_dir}>)")
+        c.add_argument("-j", "--jobs", type=_whole(1), default=None,
+                       help="parallel runs, 1 or more (default: every core)")
         c.add_argument("-q", "--quiet", action="store_true")
         c.set_defaults(func=func)
 
     many_runs("reproduce", "run a published experiment and draw its figures",
-              ("experiment", "EXPERIMENT", {"choices": sorted(EXPERIMENTS)}),
-              "fewer runs, for a first look and for tests", "experiment", _cmd_reproduce)
+              ("experiment", "EXPERIMENT", {"choices": sorted(EXPERIMENTS), "help": "one of the experiments below"}),
+              "fewer runs, for a first look and for tests", "experiment", _cmd_reproduce,
+              epilog=_experiments_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
     many_runs("sweep", "run a sweep file (a base scenario x a grid x seeds) on all cores",
-              ("file", "FILE", {}), "use the sweep's quick_runs seeds", "sweep name", _cmd_sweep)
+              ("file", "FILE", {"type": file_arg}), "use the sweep's quick_runs seeds", "sweep name", _cmd_sweep)
 
     b = sub.add_parser("bench", help="time the engine on one scenario (default: the benchmark dumbbell; one core)")
-    b.add_argument("--scenario", metavar="FILE")
-    b.add_argument("--cc", metavar="NAME", help="run every flow with this congestion controller (or 'utp')")
-    b.add_argument("--repeat", type=int, default=5)
-    b.add_argument("--warmup", type=int, default=1)
+    b.add_argument("--scenario", metavar="FILE", type=file_arg)
+    b.add_argument("--cc", choices=CC_CHOICES, help="run every flow with this congestion controller (or 'utp')")
+    b.add_argument("--repeat", type=_whole(1), default=5, help="timed runs, 1 or more (default 5)")
+    b.add_argument("--warmup", type=_whole(0), default=1, help="untimed runs first, 0 or more (default 1)")
     b.add_argument("--json", action="store_true", help="print one JSON object")
     b.set_defaults(func=_cmd_bench)
     return p
