@@ -25,7 +25,7 @@ from __future__ import annotations
 import copy
 import itertools
 import os
-import tomllib
+import sys
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +35,11 @@ import pandas as pd
 
 from torrentlab.api import RunResult, run
 from torrentlab.exceptions import ScenarioError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10: the same parser, from PyPI (a dependency there)
+    import tomli as tomllib
 
 
 @dataclass(frozen=True)
@@ -118,6 +123,8 @@ class Sweep:
             raise _err(p, sorted(unknown)[0], "unknown field; allowed: base, runs, quick_runs, grid, quick")
         if "base" not in doc:
             raise _err(p, "base", "missing: the scenario file the sweep varies")
+        if not isinstance(doc["base"], str) or not doc["base"].strip():
+            raise _err(p, "base", "must be the path of the scenario file the sweep varies (text)")
         runs = doc.get("runs", 1)
         quick_runs = doc.get("quick_runs", runs)
         for key, n in (("runs", runs), ("quick_runs", quick_runs)):
@@ -132,7 +139,10 @@ class Sweep:
             fields = k.split("+")
             if len(fields) > 1 and not all(isinstance(x, list) and len(x) == len(fields) for x in v):
                 raise _err(p, f"grid.{k}", f"joins {len(fields)} fields: every value must be a list of {len(fields)}")
-        base = load_toml(p.parent / doc["base"])
+        try:
+            base = load_toml(p.parent / doc["base"])
+        except ScenarioError as e:
+            raise _err(p, "base", str(e)) from None
         for k in grid:
             try:
                 _apply(copy.deepcopy(base), k, grid[k][0])
