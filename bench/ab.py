@@ -55,7 +55,7 @@ def run_together(a: Path, b: Path, scenario: Path, swap: bool) -> tuple[float, f
     """A and B at once, each pinned to a core of its own (swapped when `swap`)."""
     cores = ["0", "1"] if not swap else ["1", "0"]
     procs = []
-    for binary, c in zip((a, b), cores):
+    for binary, c in zip((a, b), cores, strict=True):
         pin = ["taskset", "-c", c] if shutil.which("taskset") else []
         procs.append((subprocess.Popen([*pin, str(binary), str(scenario)], stdout=subprocess.DEVNULL),
                       time.perf_counter()))
@@ -99,7 +99,7 @@ def main() -> int:
             else:
                 tb.append(run(args.b, scenario, core))
                 ta.append(run(args.a, scenario, core))
-    logs = [math.log(b / a) for a, b in zip(ta, tb)]
+    logs = [math.log(b / a) for a, b in zip(ta, tb, strict=True)]
     m, se = statistics.mean(logs), statistics.stdev(logs) / math.sqrt(len(logs))
     h = t975(len(logs)) * se
     print(f"A {args.a}: median {statistics.median(ta):.3f} s, min {min(ta):.3f} s")

@@ -70,7 +70,7 @@ def main() -> int:
     print("| figure | torrentlab | ns-3 | ratio (median of per-round ratios) |")
     print("|---|---:|---:|---:|")
     for label, key, fmt in rows:
-        ratios = [a[key] / b[key] for a, b in zip(ours, theirs) if b.get(key)]
+        ratios = [a[key] / b[key] for a, b in zip(ours, theirs, strict=True) if b.get(key)]
         ratio = f"{statistics.median(ratios):,.3g}x" if ratios else "n/a"
         print(f"| {label} | {fmt.format(med(ours, key))} | {fmt.format(med(theirs, key))} | {ratio} |")
     return 0

@@ -60,7 +60,8 @@ def main() -> int:
     print("|---|---:|---:|---:|")
     print(f"| wall seconds (engine only) | {tl['wall_seconds']:.1f} | {sg['wall_seconds']:.1f} | "
           f"{tl['wall_seconds'] / sg['wall_seconds']:.3g}x |")
-    print(f"| simulated seconds until the last leecher is done | {tl['sim_seconds']:,.0f} | {sg['sim_seconds']:,.0f} | |")
+    print(f"| simulated seconds until the last leecher is done | {tl['sim_seconds']:,.0f} "
+          f"| {sg['sim_seconds']:,.0f} | |")
     print(f"| **simulated s / wall s** | **{tl_rate:,.1f}** | **{sg_rate:,.1f}** | **{tl_rate / sg_rate:.3g}x** |")
     print(f"| peak RSS (MiB, whole process) | {tl['peak_rss_mib']:,.0f} | {sg['peak_rss_mib']:,.0f} | "
           f"{tl['peak_rss_mib'] / sg['peak_rss_mib']:.3g}x |")

@@ -29,7 +29,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 import zipfile
 from pathlib import Path
 
@@ -108,7 +107,8 @@ def main() -> int:
         subprocess.run([sys.executable, "-c", TRAIN, *map(str, files)], env=run_env, check=True, cwd=tmp)
         OUT.mkdir(exist_ok=True)
         merged = tmp / "merged.profdata"
-        subprocess.run([str(tool), "merge", "--sparse", "-o", str(merged), *map(str, raw.glob("*.profraw"))], check=True)
+        profiles = map(str, raw.glob("*.profraw"))
+        subprocess.run([str(tool), "merge", "--sparse", "-o", str(merged), *profiles], check=True)
         shutil.copyfile(merged, OUT / "torrentlab.profdata")
     llvm = info["LLVM version"]
     (OUT / "profile.txt").write_text(

@@ -129,7 +129,7 @@ def main(argv=None):
         "wall": time.perf_counter() - t_start,
         "cpus": os.cpu_count(),
     }
-    results = list(zip(all_cases, runs))
+    results = list(zip(all_cases, runs, strict=True))
     if args.json:
         Path(args.json).write_text(json.dumps(
             {"meta": meta, "results": [{"case": c, "runs": r} for c, r in results]}, indent=1))

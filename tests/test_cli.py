@@ -3,8 +3,8 @@ results, byte-identical results for the same seed."""
 
 import os
 
-import pytest
 import pyarrow.parquet as pq
+import pytest
 
 from conftest import SCENARIOS, SMALL_SWARM, cli
 
@@ -134,7 +134,8 @@ def test_a_swarm_sweep_writes_runs_and_peers_with_the_joined_key_and_seed(tmp_pa
     (tmp_path / "swarm.toml").write_text(SWARM)
     sweep = tmp_path / "limits.sweep.toml"
     key = "peers.0.upload_limit+peers.1.upload_limit"
-    sweep.write_text(f'base = "swarm.toml"\nruns = 2\n[grid]\n"{key}" = [["10 kB/s", "20 kB/s"], ["40 kB/s", "40 kB/s"]]\n')
+    sweep.write_text(
+        f'base = "swarm.toml"\nruns = 2\n[grid]\n"{key}" = [["10 kB/s", "20 kB/s"], ["40 kB/s", "40 kB/s"]]\n')
     r = cli("sweep", str(sweep), "-o", str(tmp_path / "o"), "-q")
     assert r.returncode == 0, r.stderr
     runs = pq.read_table(tmp_path / "o" / "runs.parquet").to_pandas()

@@ -206,7 +206,7 @@ def bad_runs(tmp_path_factory):
         cases[name] = d
     with ThreadPoolExecutor(max_workers=4) as pool:
         results = pool.map(lambda d: cli("run", str(d / "bad.toml"), "-o", str(d / "out")), cases.values())
-        return {name: (d / "bad.toml", d, r) for (name, d), r in zip(cases.items(), results)}
+        return {name: (d / "bad.toml", d, r) for (name, d), r in zip(cases.items(), results, strict=True)}
 
 
 def test_a_swarm_file_without_peers_says_peers_are_missing(tmp_path):
@@ -239,7 +239,8 @@ def test_a_real_torrent_file_sets_the_size_and_piece_count(tmp_path):
     info = torrentlab.validate(tmp_path / "s.toml")
     assert (info["kind"], info["file_bytes"], info["pieces"]) == ("swarm", 1_000_000, 4)
     # 3 hashes for 4 pieces is refused, naming the file.
-    (tmp_path / "f.torrent").write_bytes((tmp_path / "f.torrent").read_bytes().replace(b"80:" + b"\x01" * 80, b"60:" + b"\x01" * 60))
+    torrent = (tmp_path / "f.torrent").read_bytes()
+    (tmp_path / "f.torrent").write_bytes(torrent.replace(b"80:" + b"\x01" * 80, b"60:" + b"\x01" * 60))
     with pytest.raises(torrentlab.ScenarioError) as e:
         torrentlab.validate(tmp_path / "s.toml")
     assert e.value.field == "torrent.file" and "f.torrent" in e.value.detail and "expected 4" in e.value.detail
@@ -255,7 +256,7 @@ def test_validate_describes_every_shipped_rao2010_scenario_on_one_line():
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert len(lines) == len(files), r.stdout
-    for f, line in zip(files, lines):
+    for f, line in zip(files, lines, strict=True):
         assert line.startswith(f"ok: {f}: rao2010-"), line
         assert "swarm of 301 peers (300 leechers), 50 MB in 191 pieces, 43200 s" in line, line
 

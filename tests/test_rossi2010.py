@@ -3,8 +3,8 @@
 import pyarrow.parquet as pq
 
 from conftest import cli
-from torrentlab.sweep import Sweep, set_dotted
 from torrentlab.experiments import scenario_dir
+from torrentlab.sweep import Sweep, set_dotted
 
 
 def test_reproduce_quick_writes_the_summary_tables_and_every_figure(tmp_path):

@@ -1,6 +1,7 @@
 """Type stubs of the Rust extension module (crates/python)."""
 
-from typing import Callable, Literal, TypedDict
+from collections.abc import Callable
+from typing import Literal, TypedDict
 
 __version__: str
 
@@ -38,7 +39,9 @@ class RawOutput(TypedDict):
     summary: list[Column]
     perf: Perf
 
-def validate(source: str, text: str | None = None, format: Literal["file", "toml", "json"] = "file") -> ScenarioInfo: ...
+def validate(
+    source: str, text: str | None = None, format: Literal["file", "toml", "json"] = "file"
+) -> ScenarioInfo: ...
 def run(
     source: str,
     text: str | None = None,

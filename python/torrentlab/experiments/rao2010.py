@@ -93,7 +93,7 @@ def summary_table(runs: pd.DataFrame) -> pd.DataFrame:
             point = point if isinstance(point, tuple) else (point,)
             rows.append({
                 "sweep": sweep,
-                "setting": ", ".join(_short(k, v) for k, v in zip(keys, point)),
+                "setting": ", ".join(_short(k, v) for k, v in zip(keys, point, strict=True)),
                 "runs": len(g),
                 "mean_download_time_s": g["mean_download_time_s"].mean(),
                 "sd_s": g["mean_download_time_s"].std(ddof=1) if len(g) > 1 else float("nan"),
@@ -149,7 +149,7 @@ def fig_as(runs: pd.DataFrame, out: Path) -> list[Path]:
     part = runs[runs["sweep"] == "as"]
     limits = list(dict.fromkeys(part[AS_LIMITS]))
     fig, axes = plt.subplots(1, len(limits), figsize=(5 * len(limits), 3.8), sharey=True, squeeze=False)
-    for ax, lim in zip(axes[0], limits):
+    for ax, lim in zip(axes[0], limits, strict=True):
         g = part[part[AS_LIMITS] == lim]
         pts = _points(g, AS_KEY)
         names = [f"{'/'.join(v.split('; ')[:3])}\nseed {v.split('; ')[3]}" for v in pts[AS_KEY]]

@@ -81,7 +81,7 @@ def figures(results: dict, sweep: pd.DataFrame, out: Path) -> list[Path]:
         windows_and_queue(axes[0, i], axes[1, i], res.timeseries, res.flows, res.queue, SINGLE_RUNS[key][1])
     paths += save(fig, out / "fig_c")
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.5), sharey=True)
-    for ax, ss in zip(axes, (False, True)):
+    for ax, ss in zip(axes, (False, True), strict=True):
         part = sweep[sweep["tcp.slow_start"] == ss]
         for (cap, buf), g in part.groupby(["network.bottleneck.capacity", "network.bottleneck.buffer"], sort=False):
             ecdf(ax, g["jain_index"], f"C={cap}, B={buf}")
@@ -119,7 +119,7 @@ def reproduce(out_dir: str | os.PathLike[str], quick: bool = False, workers: int
     with atomic_dir(out) as tmp:
         sjobs = single_jobs()
         single = run_jobs(sjobs, workers=workers, describe="rossi2010 (a)-(c)", show_progress=show_progress)
-        results = {dict(j.params)["run"]: r for j, r in zip(sjobs, single)}
+        results = {dict(j.params)["run"]: r for j, r in zip(sjobs, single, strict=True)}
         for key, res in results.items():
             res.write(tmp / "runs" / key)
         sweep = Sweep.from_file(scenario_dir("rossi2010") / SWEEP)
