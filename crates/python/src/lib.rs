@@ -6,8 +6,12 @@
 //! onto one exception class per kind; a panic becomes `SimulationError`, never a
 //! crash of the interpreter.
 
+use std::ops::ControlFlow;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
 
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
@@ -15,7 +19,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
 use torrentlab_sim::{
-    run_swarm, run_with_progress, AnyScenario, ColumnData, Perf, ScenarioError as CoreScenarioError, Table,
+    run_swarm_watched, run_watched, AnyScenario, ColumnData, Perf, ScenarioError as CoreScenarioError, Table,
 };
 
 /// The engine's memory on transparent huge pages where Linux allows (a swarm
@@ -33,6 +37,7 @@ create_exception!(
     "A scenario that cannot be run. Attributes: file, field, detail."
 );
 create_exception!(_core, SimulationError, TorrentlabError, "The engine failed while running a valid scenario (a bug).");
+create_exception!(_core, Cancelled, TorrentlabError, "A run stopped through its CancelToken before the end; it has no results.");
 
 fn scenario_err(py: Python<'_>, e: CoreScenarioError) -> PyErr {
     let err = ScenarioError::new_err(e.to_string());
@@ -127,10 +132,45 @@ fn output_to_py<'py>(
     Ok(d)
 }
 
+/// A flag that stops the runs it is given to (`run(..., cancel=token)`), from
+/// any thread: the engine looks at it every few milliseconds of wall time.
+#[pyclass(module = "torrentlab._core", frozen)]
+#[derive(Default)]
+struct CancelToken {
+    flag: Arc<AtomicBool>,
+}
+
+#[pymethods]
+impl CancelToken {
+    #[new]
+    fn new() -> Self {
+        Self::default()
+    }
+
+    /// Stops every run watching this token (those running and those to come).
+    fn cancel(&self) {
+        self.flag.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether `cancel` was called.
+    #[getter]
+    fn cancelled(&self) -> bool {
+        self.flag.load(Ordering::Relaxed)
+    }
+}
+
+/// Wall time between two looks at Python from a running engine: pending
+/// signals (Ctrl-C) and the progress callback.
+const LOOK_EVERY: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// Runs a scenario. `progress`, if given, is called with the simulated time in
-/// seconds about once per simulated second. The GIL is released while running.
+/// seconds at most every 50 ms of wall time and once at the end. The GIL is
+/// released while running; the engine takes it back every 50 ms to run
+/// pending signal handlers (Ctrl-C raises `KeyboardInterrupt` from here, the
+/// run stopped), and stops when `cancel` is cancelled (raising `Cancelled`)
+/// or when `progress` raises (that exception comes out of `run`).
 #[pyfunction]
-#[pyo3(signature = (source, text=None, format="file", seed=None, progress=None))]
+#[pyo3(signature = (source, text=None, format="file", seed=None, progress=None, cancel=None))]
 fn run<'py>(
     py: Python<'py>,
     source: &str,
@@ -138,40 +178,58 @@ fn run<'py>(
     format: &str,
     seed: Option<u64>,
     progress: Option<PyObject>,
+    cancel: Option<Py<CancelToken>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let mut sc = load(py, source, text, format)?;
     if let Some(s) = seed {
         sc.set_seed(s);
     }
+    let flag = cancel.map(|c| c.get().flag.clone());
+    let mut raised: Option<PyErr> = None;
     let result = py.allow_threads(|| {
         catch_unwind(AssertUnwindSafe(|| {
             // Wall time is measured around the run, never read inside it.
-            let t0 = std::time::Instant::now();
+            let t0 = Instant::now();
             // The interpreter's heap on huge pages too (once per process).
             torrentlab_sim::adopt_heap();
-            let mut cb = |t: torrentlab_engine::Time| {
-                if let Some(p) = &progress {
-                    Python::with_gil(|py| {
-                        let _ = p.call1(py, (t.as_secs_f64(),));
-                    });
+            let mut last_look = t0;
+            let mut last_t = torrentlab_engine::Time::ZERO;
+            let mut watch = |t: torrentlab_engine::Time| {
+                last_t = t;
+                if flag.as_ref().is_some_and(|f| f.load(Ordering::Relaxed)) {
+                    return ControlFlow::Break(());
                 }
+                let now = Instant::now();
+                if now.duration_since(last_look) < LOOK_EVERY {
+                    return ControlFlow::Continue(());
+                }
+                last_look = now;
+                look(&progress, t, &mut raised)
             };
-            let (kind, tables, perf) = match &sc {
-                AnyScenario::Dumbbell(sc) => {
-                    let o = run_with_progress(sc, &mut cb);
+            let out = match &sc {
+                AnyScenario::Dumbbell(sc) => run_watched(sc, &mut watch).map(|o| {
                     let perf = o.perf;
                     ("dumbbell", o.into_tables(), perf)
-                }
-                AnyScenario::Swarm(sc) => {
-                    let o = run_swarm(sc, &mut cb);
-                    ("swarm", o.tables, o.perf)
-                }
+                }),
+                AnyScenario::Swarm(sc) => run_swarm_watched(sc, &mut watch).map(|o| ("swarm", o.tables, o.perf)),
             };
-            (kind, tables, perf, t0.elapsed().as_secs_f64())
+            // The last look, at the end of the run: progress sees the end time.
+            let out = match out {
+                Ok(o) => match look(&progress, last_t, &mut raised) {
+                    ControlFlow::Continue(()) => Ok(o),
+                    ControlFlow::Break(()) => Err(None),
+                },
+                Err(c) => Err(Some(c)),
+            };
+            out.map(|(kind, tables, perf)| (kind, tables, perf, t0.elapsed().as_secs_f64()))
         }))
     });
     match result {
-        Ok((kind, tables, perf, wall)) => output_to_py(py, kind, &tables, perf, wall),
+        Ok(Ok((kind, tables, perf, wall))) => output_to_py(py, kind, &tables, perf, wall),
+        Ok(Err(stopped)) => Err(raised.unwrap_or_else(|| {
+            let at = stopped.map_or(String::new(), |c| format!(" ({c})"));
+            Cancelled::new_err(format!("{} was cancelled{at}", sc.name()))
+        })),
         Err(panic) => {
             let msg = panic
                 .downcast_ref::<String>()
@@ -183,11 +241,32 @@ fn run<'py>(
     }
 }
 
+/// One look at Python from a running engine: runs pending signal handlers and
+/// the progress callback. An exception from either stops the run and is kept
+/// in `raised`, to come out of `run`.
+fn look(progress: &Option<PyObject>, t: torrentlab_engine::Time, raised: &mut Option<PyErr>) -> ControlFlow<()> {
+    Python::with_gil(|py| {
+        let r = py.check_signals().and_then(|()| match progress {
+            Some(p) => p.call1(py, (t.as_secs_f64(),)).map(drop),
+            None => Ok(()),
+        });
+        match r {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(e) => {
+                *raised = Some(e);
+                ControlFlow::Break(())
+            }
+        }
+    })
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TorrentlabError", m.py().get_type::<TorrentlabError>())?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;
+    m.add("Cancelled", m.py().get_type::<Cancelled>())?;
+    m.add_class::<CancelToken>()?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

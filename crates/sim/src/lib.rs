@@ -21,13 +21,17 @@ pub mod scenario;
 pub mod swarm;
 pub mod table;
 mod timer;
+pub mod watch;
 mod world;
 
 pub use report::RunOutput;
 pub use scenario::{AnyScenario, Scenario, ScenarioError, SwarmScenario};
-pub use swarm::{run_swarm, SwarmOutput};
+pub use swarm::{run_swarm, run_swarm_watched, SwarmOutput};
 pub use table::{jain_index, Column, ColumnData, Table};
+pub use watch::{Cancelled, Watch};
 pub use world::Perf;
+
+use std::ops::ControlFlow;
 
 use torrentlab_engine::{Duration, Time};
 
@@ -36,12 +40,25 @@ pub fn run(sc: &Scenario) -> RunOutput {
     run_with_progress(sc, &mut |_| {})
 }
 
-/// Runs a scenario, calling `progress` with the simulated time roughly once per
-/// simulated second (and once at the end).
+/// Runs a scenario, calling `progress` with the simulated time at least once
+/// per simulated second (and once at the end).
 pub fn run_with_progress(sc: &Scenario, progress: &mut dyn FnMut(Time)) -> RunOutput {
+    run_watched(sc, &mut watch::progress_only(progress)).expect("a progress-only watch never stops a run")
+}
+
+/// Runs a scenario under a [`Watch`], called at least once per simulated
+/// second and once per [`watch::WATCH_EVENTS`] events; a break stops the run
+/// and returns [`Cancelled`].
+pub fn run_watched(sc: &Scenario, watch: &mut Watch<'_>) -> Result<RunOutput, Cancelled> {
     let mut w = world::World::build(sc);
-    w.run(Duration::from_secs(1), progress);
-    report::report(sc, w)
+    let mut last = Time::ZERO;
+    match w.run(Duration::from_secs(1), &mut |t| {
+        last = t;
+        watch(t)
+    }) {
+        ControlFlow::Continue(()) => Ok(report::report(sc, w)),
+        ControlFlow::Break(()) => Err(Cancelled { at: last }),
+    }
 }
 
 /// Runs a scenario and checks conservation at the end: every packet and every
@@ -49,7 +66,7 @@ pub fn run_with_progress(sc: &Scenario, progress: &mut dyn FnMut(Time)) -> RunOu
 /// the output and the packets in flight. For tests.
 pub fn run_checked(sc: &Scenario) -> (RunOutput, u64) {
     let mut w = world::World::build(sc);
-    w.run(Duration::from_secs(1), &mut |_| {});
+    let _ = w.run(Duration::from_secs(1), &mut |_| ControlFlow::Continue(()));
     let s = w.net.stats();
     let (packets, bytes) = w.in_flight();
     assert_eq!(

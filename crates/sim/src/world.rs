@@ -4,6 +4,8 @@
 //! Host layout of the dumbbell: host 0 is the receiver (its downlink is the
 //! bottleneck); host `i + 1` is the sender of flow `i`.
 
+use std::ops::ControlFlow;
+
 use torrentlab_engine::{Duration, EntityId, EntityRng, EventQueue, Lanes, Packed, Time};
 use torrentlab_net::{HostConfig, HostId, Latency, LinkConfig, LinkId, LinkStats, Network, Transit};
 use torrentlab_transport::stream::{Endpoint, Wire};
@@ -14,6 +16,7 @@ use crate::event_bits;
 use crate::recorder::Recorder;
 use crate::scenario::{ClockOffsets, Scenario, StartSpec};
 use crate::timer::{Tag, Timer};
+use crate::watch::{Watch, WATCH_EVENTS};
 
 /// RNG stream kind tag for flows (see [`EntityId::new`]).
 const RNG_KIND_FLOW: u16 = 2;
@@ -273,14 +276,21 @@ impl World {
         }
     }
 
-    /// Runs to the end of the scenario. `progress` is called with the simulated
-    /// time about once per `every` of simulated time.
-    pub fn run(&mut self, every: Duration, progress: &mut dyn FnMut(Time)) {
+    /// Runs to the end of the scenario, or until `watch` breaks. `watch` is
+    /// called with the simulated time at least once per `every` of simulated
+    /// time and once per [`WATCH_EVENTS`] events, so a caller can stop a run
+    /// within milliseconds of wall time whatever the scenario.
+    pub fn run(&mut self, every: Duration, watch: &mut Watch<'_>) -> ControlFlow<()> {
         let mut next_progress = Time::ZERO + every;
+        let mut countdown = WATCH_EVENTS;
         while let Some((now, ev)) = self.q.pop() {
-            if now >= next_progress {
-                progress(now);
-                next_progress = now + every;
+            countdown -= 1;
+            if now >= next_progress || countdown == 0 {
+                countdown = WATCH_EVENTS;
+                if now >= next_progress {
+                    next_progress = now + every;
+                }
+                watch(now)?;
             }
             match ev {
                 Ev::Lane { lane } => {
@@ -329,7 +339,7 @@ impl World {
                 Ev::End => break,
             }
         }
-        progress(self.end);
+        watch(self.end)
     }
 
     fn arrive_host(&mut self, now: Time, p: Packet) {

@@ -9,16 +9,32 @@ mod world;
 
 pub use report::SwarmOutput;
 
+use std::ops::ControlFlow;
+
 use torrentlab_engine::{Duration, Time};
 
 use crate::scenario::SwarmScenario;
+use crate::watch::{progress_only, Cancelled, Watch};
 
 /// Runs a swarm until every leecher is done (or the scenario's duration),
-/// calling `progress` with the simulated time about once per simulated minute.
+/// calling `progress` with the simulated time at least once per simulated minute.
 pub fn run_swarm(sc: &SwarmScenario, progress: &mut dyn FnMut(Time)) -> SwarmOutput {
+    run_swarm_watched(sc, &mut progress_only(progress)).expect("a progress-only watch never stops a run")
+}
+
+/// Runs a swarm under a [`Watch`], called at least once per simulated minute
+/// and once per [`crate::watch::WATCH_EVENTS`] events; a break stops the run
+/// and returns [`Cancelled`].
+pub fn run_swarm_watched(sc: &SwarmScenario, watch: &mut Watch<'_>) -> Result<SwarmOutput, Cancelled> {
     let mut w = world::SwarmWorld::build(sc);
-    w.run(Duration::from_secs(60), progress);
-    report::report(sc, w)
+    let mut last = Time::ZERO;
+    match w.run(Duration::from_secs(60), &mut |t| {
+        last = t;
+        watch(t)
+    }) {
+        ControlFlow::Continue(()) => Ok(report::report(sc, w)),
+        ControlFlow::Break(()) => Err(Cancelled { at: last }),
+    }
 }
 
 /// Runs a swarm and checks conservation: every packet and wire byte sent was
@@ -26,7 +42,7 @@ pub fn run_swarm(sc: &SwarmScenario, progress: &mut dyn FnMut(Time)) -> SwarmOut
 /// packets in flight. For tests.
 pub fn run_swarm_checked(sc: &SwarmScenario) -> (SwarmOutput, u64) {
     let mut w = world::SwarmWorld::build(sc);
-    w.run(Duration::from_secs(60), &mut |_| {});
+    let _ = w.run(Duration::from_secs(60), &mut |_| ControlFlow::Continue(()));
     let s = w.net.stats();
     let (packets, bytes) = w.in_flight();
     assert_eq!(s.sent_packets, s.delivered_packets + s.dropped_packets + s.lost_packets + packets);

@@ -7,6 +7,7 @@
 //! tracker's place (a few hundred bytes every 30 minutes would not change
 //! what the access links carry).
 
+use std::ops::ControlFlow;
 use std::sync::Arc;
 use torrentlab_bittorrent::client::{Client, Frame, Io, Note};
 use torrentlab_bittorrent::tracker::{AnnounceEvent, Tracker};
@@ -23,6 +24,7 @@ use crate::event_bits;
 use crate::hugepages;
 use crate::scenario::swarm::{Departure, JoinSpec, SwarmScenario};
 use crate::timer::{Firing, Tag, Timer};
+use crate::watch::{Watch, WATCH_EVENTS};
 
 mod cycles;
 mod hints;
@@ -423,12 +425,19 @@ impl SwarmWorld {
 
     /// Runs until every leecher has completed (as the tracker records it) or
     /// the scenario's duration.
-    pub fn run(&mut self, every: Duration, progress: &mut dyn FnMut(Time)) {
+    /// `watch` is called with the simulated time at least once per `every` of
+    /// simulated time and once per [`WATCH_EVENTS`] events; a break stops the run.
+    pub fn run(&mut self, every: Duration, watch: &mut Watch<'_>) -> ControlFlow<()> {
         let mut next_progress = Time::ZERO + every;
+        let mut countdown = WATCH_EVENTS;
         while let Some((now, ev)) = self.q.pop_sifted(|at, ev| sift_timer(&mut self.conns, at, ev)) {
-            if now >= next_progress {
-                progress(now);
-                next_progress = now + every;
+            countdown -= 1;
+            if now >= next_progress || countdown == 0 {
+                countdown = WATCH_EVENTS;
+                if now >= next_progress {
+                    next_progress = now + every;
+                }
+                watch(now)?;
             }
             self.cycles.begin();
             match ev {
@@ -524,11 +533,12 @@ impl SwarmWorld {
             }
             self.cycles.end();
         }
-        progress(self.end);
+        let flow = watch(self.end);
         let table = self.cycles.report();
         if !table.is_empty() {
             eprint!("cycles by kind of event (the event-cycles feature):\n{table}");
         }
+        flow
     }
 
     /// Calls into one peer's client with an [`Io`] over the world, then does
