@@ -25,6 +25,7 @@ macro_rules! params {
 }
 
 mod controllers;
+mod messages;
 mod raw;
 pub mod swarm;
 mod units;
@@ -288,8 +289,9 @@ fn line_col(text: &str, offset: usize) -> String {
 
 fn path_error(file: &str, path: String, message: String) -> ScenarioError {
     // serde writes "invalid type: integer `60`, expected ..."; keep it, it names
-    // both. toml adds "\nin `table`" context, which the field path already says.
-    let message = message.lines().next().unwrap_or_default().to_string();
+    // both, but in plain words (no Rust types: `messages`). toml adds
+    // "\nin `table`" context, which the field path already says.
+    let message = messages::plain(message.lines().next().unwrap_or_default(), &path);
     // A missing field is named as the field itself, not its parent table.
     let missing = message.strip_prefix("missing field `").and_then(|m| m.split('`').next()).map(str::to_string);
     let field = match (path.as_str(), missing) {
@@ -301,5 +303,7 @@ fn path_error(file: &str, path: String, message: String) -> ScenarioError {
     ScenarioError { file: file.into(), field, message }
 }
 
+#[cfg(test)]
+mod input_tests;
 #[cfg(test)]
 mod tests;

@@ -27,7 +27,7 @@ use serde::Deserialize;
 use torrentlab_bittorrent::bencode::TorrentMeta;
 use torrentlab_bittorrent::client::ClientConfig;
 use torrentlab_bittorrent::pipeline::Pipeline;
-use torrentlab_bittorrent::torrent::Torrent;
+use torrentlab_bittorrent::torrent::{Torrent, TorrentLimit, MAX_PIECES};
 use torrentlab_engine::Duration;
 use torrentlab_net::{BufferLimit, LinkConfig};
 use torrentlab_transport::cc::CcConfig;
@@ -35,8 +35,8 @@ use torrentlab_transport::tcp::TcpConfig;
 
 use super::controllers::{self, Controllers, RawCubic, RawLedbat, RawLp, RawNice, RawVegas};
 use super::raw::{CcName, RawTcp};
-use super::units::{BufferStr, DurationStr, RateStr, SizeStr};
-use super::validate::{buffer_limit, default_name, probability, tcp_config, tcp_path, Ctx};
+use super::units::{BufferStr, DurationStr, RateStr, SizeStr, MAX_DURATION};
+use super::validate::{buffer_limit, probability, scenario_name, tcp_config, tcp_path, Ctx};
 use super::ScenarioError;
 
 // ---- the model ---------------------------------------------------------------
@@ -274,6 +274,9 @@ struct RawSwarmMetrics {
     connections: Option<bool>,
 }
 
+/// The most `count x join.poisson` may be: ten years.
+const MAX_POISSON_SPAN: Duration = Duration(10 * MAX_DURATION.0);
+
 /// Peers a scenario may hold (hosts are u32, connections grow with the square).
 const MAX_PEERS: u32 = 20_000;
 
@@ -365,6 +368,20 @@ pub(super) fn validate(raw: RawSwarmScenario, file: &str) -> Result<SwarmScenari
                 if pz.poisson.0 == Duration::ZERO {
                     return Err(cx.err(at("join.poisson"), "the mean gap between arrivals must be greater than zero"));
                 }
+                // Arrival times are sums of exponential gaps of at most 37 means
+                // each (-ln of the smallest 53-bit uniform), so with count x mean
+                // gap <= 10 years the last stays below 371 years: inside the
+                // u64-ns clock (584 years).
+                if pz.poisson.0 .0 as u128 * count as u128 > MAX_POISSON_SPAN.0 as u128 {
+                    return Err(cx.err(
+                        at("join.poisson"),
+                        format!(
+                            "{count} arrivals with a mean gap of {} would span more than 87600 h (ten years); \
+                             count x poisson must be at most that (arrivals after run.duration never happen)",
+                            pz.poisson.0
+                        ),
+                    ));
+                }
                 JoinSpec::Poisson { start: pz.start.map_or(Duration::ZERO, |s| s.0), mean_gap: pz.poisson.0 }
             }
         };
@@ -453,7 +470,7 @@ pub(super) fn validate(raw: RawSwarmScenario, file: &str) -> Result<SwarmScenari
     };
     let m = raw.metrics.unwrap_or_default();
     Ok(SwarmScenario {
-        name: raw.name.unwrap_or_else(|| default_name(file)),
+        name: scenario_name(&cx, raw.name, file)?,
         description: raw.description.unwrap_or_default(),
         seed: raw.run.seed.unwrap_or(1),
         duration,
@@ -484,21 +501,23 @@ fn torrent(cx: &Ctx, t: &RawTorrent, file: &str) -> Result<Torrent, ScenarioErro
             .map_err(|e| cx.err("torrent.file", format!("{} cannot be read: {e}", full.display())))?;
         let meta =
             TorrentMeta::from_bytes(&bytes).map_err(|e| cx.err("torrent.file", format!("{}: {e}", full.display())))?;
-        return Ok(Torrent::new(meta.length, meta.piece_length));
+        // The same limits as for size and piece_size.
+        return Torrent::checked(meta.length, meta.piece_length as u64)
+            .map_err(|e| cx.err("torrent.file", format!("{}: {e}", full.display())));
     }
     let size = t
         .size
         .ok_or_else(|| cx.err("torrent.size", "missing: give the content size (e.g. \"50 MB\") or torrent.file"))?
         .0;
-    if size == 0 {
-        return Err(cx.err("torrent.size", "must be greater than zero"));
-    }
     let piece = t.piece_size.map_or(262_144, |p| p.0);
-    if !(16_384..=(1 << 26)).contains(&piece) {
-        return Err(cx.err("torrent.piece_size", format!("{piece} bytes is out of range; allowed: 16 KiB to 64 MiB")));
-    }
-    if size / piece > 1_000_000 {
-        return Err(cx.err("torrent.size", "more than a million pieces; use a larger piece_size"));
-    }
-    Ok(Torrent::new(size, piece as u32))
+    Torrent::checked(size, piece).map_err(|e| match e {
+        TorrentLimit::Empty => cx.err("torrent.size", "must be greater than zero"),
+        TorrentLimit::PieceLength(_) => {
+            cx.err("torrent.piece_size", format!("{piece} bytes is out of range; allowed: 16 KiB to 64 MiB"))
+        }
+        TorrentLimit::TooManyPieces(n) => cx.err(
+            "torrent.size",
+            format!("{n} pieces is more than {MAX_PIECES}; use a larger piece_size (at most 64 MiB)"),
+        ),
+    })
 }

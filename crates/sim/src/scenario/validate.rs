@@ -182,7 +182,7 @@ pub(super) fn validate(raw: RawScenario, file: &str) -> Result<Scenario, Scenari
     }
 
     Ok(Scenario {
-        name: raw.name.unwrap_or_else(|| default_name(file)),
+        name: scenario_name(&cx, raw.name, file)?,
         description: raw.description.unwrap_or_default(),
         seed: raw.run.seed.unwrap_or(1),
         duration,
@@ -202,8 +202,60 @@ pub(super) fn validate(raw: RawScenario, file: &str) -> Result<Scenario, Scenari
     })
 }
 
+/// The longest name, in bytes: most file systems allow 255 bytes per component.
+const MAX_NAME_BYTES: usize = 255;
+
+/// The scenario's name: the one given, checked by [`name_problem`], or one
+/// made from the file name by [`default_name`]. Without `-o` the results go to
+/// `results/NAME`, so a name must be one plain path component.
+pub(super) fn scenario_name(cx: &Ctx, given: Option<String>, file: &str) -> Result<String, ScenarioError> {
+    match given {
+        None => Ok(default_name(file)),
+        Some(name) => match name_problem(&name) {
+            None => Ok(name),
+            Some(problem) => Err(cx.err("name", format!("{problem}: {name:?}"))),
+        },
+    }
+}
+
+/// What makes `name` unusable as one path component, or `None` if it is fine.
+pub(super) fn name_problem(name: &str) -> Option<String> {
+    let plain = "must be one plain file name (no '/' or '\\', no control characters, not '.' or '..', not empty)";
+    let path = std::path::Path::new(name);
+    if name.trim().is_empty()
+        || name == "."
+        || name == ".."
+        || name.chars().any(|c| c == '/' || c == '\\' || c.is_control())
+        || path.is_absolute()
+        || path.has_root()
+    {
+        return Some(plain.to_string());
+    }
+    if name.len() > MAX_NAME_BYTES {
+        return Some(format!("is {} bytes long; at most {MAX_NAME_BYTES} are allowed", name.len()));
+    }
+    None
+}
+
+/// The name of a scenario that gives none: its file's name without the
+/// extension (`a.toml` -> `a`), with `\` and control characters replaced by
+/// `_` and cut to [`MAX_NAME_BYTES`]; `"scenario"` if that leaves no usable name
+/// (as for `..toml`, whose stem is `.`).
 pub(super) fn default_name(file: &str) -> String {
-    std::path::Path::new(file).file_stem().map_or_else(|| "scenario".into(), |s| s.to_string_lossy().into_owned())
+    let stem = std::path::Path::new(file).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let cleaned: String = stem.chars().map(|c| if c == '/' || c == '\\' || c.is_control() { '_' } else { c }).collect();
+    let cleaned: String = cleaned
+        .chars()
+        .scan(0, |n, c| {
+            *n += c.len_utf8();
+            (*n <= MAX_NAME_BYTES).then_some(c)
+        })
+        .collect();
+    if name_problem(&cleaned).is_some() {
+        "scenario".into()
+    } else {
+        cleaned
+    }
 }
 
 /// Where a TCP field's error points: the entry's own `tcp` table (`at`) if it
@@ -260,7 +312,9 @@ pub(super) fn buffer_limit(
             let Some(rate) = rate else {
                 return Err(cx.err(field, "a buffer given as time needs a capacity; give packets or bytes instead"));
             };
-            BufferLimit::Bytes((rate as u128 * t.0 as u128 / 8_000_000_000) as u64)
+            // At most 1 Tbit/s x 1 year / 8 = 3.9e18 bytes: fits, but checked.
+            let bytes = rate as u128 * t.0 as u128 / 8_000_000_000;
+            BufferLimit::Bytes(u64::try_from(bytes).map_err(|_| cx.err(field, "is too large at this capacity"))?)
         }
     };
     if matches!(limit, BufferLimit::Packets(0) | BufferLimit::Bytes(0)) {

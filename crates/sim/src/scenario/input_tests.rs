@@ -1,0 +1,309 @@
+//! Checks of what a scenario's author can get wrong in its input: names used
+//! as paths, quantities out of range or in the wrong case, serde's messages in
+//! plain words, `.torrent` limits, and every shipped scenario still valid.
+
+use super::*;
+
+const DUMBBELL: &str = r#"
+[run]
+duration = "30 s"
+[network]
+one_way_delay = "25 ms"
+[network.bottleneck]
+capacity = "10 Mbit/s"
+buffer = "40 packets"
+[[flows]]
+cc = "newreno"
+count = 2
+"#;
+
+const SWARM: &str = r#"
+[run]
+duration = "1 h"
+[torrent]
+size = "4 MB"
+[[peers]]
+role = "seed"
+[[peers]]
+role = "leecher"
+count = 5
+"#;
+
+fn dumbbell(text: &str) -> Result<AnyScenario, ScenarioError> {
+    AnyScenario::from_toml_str(text, "a.toml")
+}
+
+fn bad_dumbbell(from: &str, to: &str) -> ScenarioError {
+    assert!(DUMBBELL.contains(from), "{from}");
+    dumbbell(&DUMBBELL.replacen(from, to, 1)).expect_err("must be rejected")
+}
+
+fn bad_swarm(from: &str, to: &str) -> ScenarioError {
+    assert!(SWARM.contains(from), "{from}");
+    AnyScenario::from_toml_str(&SWARM.replacen(from, to, 1), "a.toml").expect_err("must be rejected")
+}
+
+// ---- names ---------------------------------------------------------------
+
+#[test]
+fn a_name_that_climbs_out_of_the_results_directory_is_rejected() {
+    let e = dumbbell(&format!("name = \"../x\"\n{DUMBBELL}")).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "a.toml: name: must be one plain file name (no '/' or '\\', no control characters, not '.' or '..', \
+         not empty): \"../x\""
+    );
+}
+
+#[test]
+fn empty_dot_absolute_backslash_and_control_character_names_are_rejected() {
+    for name in ["", " ", ".", "..", "/tmp/x", "a/b", "a\\\\b", "a\\u0000b", "a\\nb", "C:\\\\x"] {
+        let e = dumbbell(&format!("name = \"{name}\"\n{DUMBBELL}")).unwrap_err();
+        assert_eq!(e.field, "name", "{name}");
+        assert!(e.message.starts_with("must be one plain file name"), "{name}: {e}");
+    }
+    let e = bad_swarm("[run]", "name = \"..\"\n[run]");
+    assert_eq!(e.field, "name");
+}
+
+#[test]
+fn a_name_longer_than_255_bytes_is_rejected() {
+    let e = dumbbell(&format!("name = \"{}\"\n{DUMBBELL}", "x".repeat(256))).unwrap_err();
+    assert_eq!(e.field, "name");
+    assert!(e.message.starts_with("is 256 bytes long; at most 255"), "{e}");
+    assert!(dumbbell(&format!("name = \"{}\"\n{DUMBBELL}", "x".repeat(255))).is_ok());
+}
+
+#[test]
+fn plain_names_with_dots_dashes_and_spaces_are_kept() {
+    for name in ["rossi2010-a", "a.b", "...", "run 1", "é"] {
+        let s = dumbbell(&format!("name = \"{name}\"\n{DUMBBELL}")).unwrap();
+        assert_eq!(s.name(), name);
+    }
+}
+
+#[test]
+fn the_default_name_from_the_file_name_is_always_one_safe_component() {
+    use validate::default_name;
+    assert_eq!(default_name("scenarios/rao2010/flash-crowd.toml"), "flash-crowd");
+    assert_eq!(default_name("<dict>"), "<dict>");
+    assert_eq!(default_name("x/..toml"), "scenario", "the stem of ..toml is .");
+    assert_eq!(default_name("x/.."), "scenario");
+    assert_eq!(default_name("/"), "scenario");
+    assert_eq!(default_name(""), "scenario");
+    assert_eq!(default_name("d/a\\b\nc.toml"), "a_b_c");
+    assert_eq!(default_name(&format!("{}.toml", "y".repeat(300))).len(), 255);
+    let s = AnyScenario::from_toml_str(DUMBBELL, "dir/..toml").unwrap();
+    assert_eq!(s.name(), "scenario");
+}
+
+// ---- quantities in context ---------------------------------------------------
+
+#[test]
+fn a_duration_out_of_range_names_its_field_and_the_maximum() {
+    let e = bad_dumbbell("\"30 s\"", "\"1e400 s\"");
+    assert_eq!(
+        e.to_string(),
+        "a.toml: run.duration: '1e400 s' is out of range; the largest duration allowed is 8760 h (one year)"
+    );
+    let e = bad_dumbbell("\"25 ms\"", "\"9000 h\"");
+    assert_eq!(e.field, "network.one_way_delay");
+    assert!(e.message.contains("out of range"), "{e}");
+}
+
+#[test]
+fn a_scenario_in_scientific_notation_is_accepted() {
+    let text = DUMBBELL.replace("\"30 s\"", "\"3e4 ms\"").replace("\"10 Mbit/s\"", "\"1e7 bit/s\"");
+    let AnyScenario::Dumbbell(s) = dumbbell(&text).unwrap() else { panic!("a dumbbell") };
+    assert_eq!(s.duration, Duration::from_secs(30));
+    assert_eq!(s.network.bottleneck.capacity_bps, Some(10_000_000));
+}
+
+#[test]
+fn a_capacity_past_one_terabit_per_second_is_rejected_not_capped() {
+    let e = bad_dumbbell("\"10 Mbit/s\"", "\"3e10 Gbit/s\"");
+    assert_eq!(e.field, "network.bottleneck.capacity");
+    assert!(e.message.contains("out of range") && e.message.contains("1 Tbit/s"), "{e}");
+}
+
+#[test]
+fn a_wrong_case_unit_in_a_file_names_the_field_and_the_right_unit() {
+    let e = bad_dumbbell("\"10 Mbit/s\"", "\"10 mbit/s\"");
+    assert_eq!(e.field, "network.bottleneck.capacity");
+    assert!(e.message.contains("did you mean \"Mbit/s\"?"), "{e}");
+    let e = bad_swarm("\"4 MB\"", "\"4 mb\"");
+    assert_eq!(e.field, "torrent.size");
+    assert!(e.message.contains("did you mean \"MB\"?") && e.message.contains("KiB"), "{e}");
+    let e = bad_swarm("\"4 MB\"", "\"1 TB\"");
+    assert!(e.message.contains("\"TB\" is not a size unit") && e.message.contains("GiB"), "{e}");
+    let e = bad_dumbbell("[[flows]]", "[network.access]\ncapacity = \"Unlimited\"\n[[flows]]");
+    assert_eq!(e.field, "network.access.capacity");
+    assert!(e.message.contains("did you mean \"unlimited\"?"), "{e}");
+}
+
+#[test]
+fn poisson_arrivals_that_could_outrun_the_clock_are_rejected() {
+    let e = bad_swarm("count = 5", "count = 19999\njoin = { poisson = \"8760 h\" }");
+    assert_eq!(e.field, "peers[1].join.poisson");
+    assert!(e.message.contains("ten years"), "{e}");
+    let ok = SWARM.replace("count = 5", "count = 10\njoin = { poisson = \"8760 h\" }");
+    assert!(AnyScenario::from_toml_str(&ok, "a.toml").is_ok());
+}
+
+// ---- serde's messages in plain words ----------------------------------------
+
+#[test]
+fn a_table_given_a_number_says_a_table_not_a_struct() {
+    let e = dumbbell("run = 3\n").unwrap_err();
+    assert_eq!(e.field, "run");
+    assert_eq!(e.message, "invalid type: integer `3`, expected a table");
+}
+
+#[test]
+fn a_count_given_as_text_or_negative_says_a_whole_number() {
+    let e = bad_dumbbell("count = 2", "count = \"2\"");
+    assert_eq!(e.field, "flows[0].count");
+    assert_eq!(e.message, "invalid type: string \"2\", expected a whole number from 0 to 4294967295");
+    let e = bad_dumbbell("count = 2", "count = -2");
+    assert!(e.message.contains("expected a whole number") && !e.message.contains("u32"), "{e}");
+    let e = dumbbell(&format!("[run]\nseed = \"x\"\n{}", DUMBBELL.replace("[run]", ""))).unwrap_err();
+    assert_eq!(
+        (e.field.as_str(), e.message.as_str()),
+        ("run.seed", "invalid type: string \"x\", expected a whole number >= 0")
+    );
+}
+
+#[test]
+fn a_probability_given_as_text_says_a_number() {
+    let e = bad_dumbbell("[[flows]]", "[network.loss]\ndata = \"1%\"\n[[flows]]");
+    assert_eq!(e.field, "network.loss.data");
+    assert_eq!(e.message, "invalid type: string \"1%\", expected a number");
+}
+
+#[test]
+fn a_flag_given_as_text_says_true_or_false() {
+    let e = bad_dumbbell("[[flows]]", "[metrics]\nqueue_log = \"yes\"\n[[flows]]");
+    assert_eq!(e.field, "metrics.queue_log");
+    assert_eq!(e.message, "invalid type: string \"yes\", expected true or false");
+}
+
+#[test]
+fn flows_given_as_a_table_say_a_list() {
+    let text = DUMBBELL.replace("[[flows]]\ncc = \"newreno\"\ncount = 2", "[flows]\ncc = \"newreno\"");
+    let e = dumbbell(&text).unwrap_err();
+    assert_eq!(e.field, "flows");
+    assert_eq!(e.message, "invalid type: table, expected a list");
+}
+
+#[test]
+fn a_controller_given_as_a_number_lists_the_names() {
+    let e = bad_dumbbell("cc = \"newreno\"", "cc = 3");
+    assert_eq!(e.field, "flows[0].cc");
+    assert!(e.message.starts_with("expected a string, one of \"newreno\", \"cubic\""), "{e}");
+    let e = AnyScenario::from_json_str(
+        r#"{"run": {"duration": "1 s"}, "torrent": {"size": "1 MB"},
+        "peers": [{"role": 1}]}"#,
+        "<dict>",
+    )
+    .unwrap_err();
+    assert_eq!(e.field, "peers[0].role");
+    assert!(e.message.ends_with("expected a string, one of \"seed\", \"leecher\""), "{e}");
+}
+
+#[test]
+fn a_join_of_the_wrong_form_lists_the_forms() {
+    let e = bad_swarm("count = 5", "count = 5\njoin = 3");
+    assert_eq!(e.field, "peers[1].join");
+    assert!(e.message.starts_with("expected a time such as \"30 s\"") && e.message.contains("poisson"), "{e}");
+    let e = bad_swarm("count = 5", "count = 5\npipeline = true");
+    assert_eq!(e.field, "peers[1].pipeline");
+    assert_eq!(e.message, "expected \"mainline\" or a whole number from 1 to 1000");
+}
+
+#[test]
+fn no_message_names_a_rust_type() {
+    let cases = [
+        ("count = 2", "count = 2.5"),
+        ("count = 2", "count = []"),
+        ("count = 2", "tcp = 3"),
+        ("count = 2", "tcp = { mss = \"big\" }"),
+        ("count = 2", "label = 3"),
+        ("[[flows]]", "[cubic]\nc = \"x\"\n[[flows]]"),
+        ("[[flows]]", "[network.loss]\ndata = []\n[[flows]]"),
+    ];
+    for (from, to) in cases {
+        let e = bad_dumbbell(from, to);
+        for word in ["u32", "u64", "f64", "i64", "usize", "struct", "Raw", "sequence", " map", "enum"] {
+            assert!(!e.message.contains(word), "{to}: {e}");
+        }
+    }
+}
+
+// ---- .torrent files -----------------------------------------------------------
+
+/// Writes a single-file `.torrent` with this length and piece length.
+fn torrent_file(dir: &Path, length: u64, piece: u64) -> std::path::PathBuf {
+    let pieces = length.div_ceil(piece) as usize;
+    let mut b =
+        format!("d4:infod6:lengthi{length}e4:name1:a12:piece lengthi{piece}e6:pieces{}:", pieces * 20).into_bytes();
+    b.extend(vec![7u8; pieces * 20]);
+    b.extend(b"ee");
+    let p = dir.join(format!("t-{length}-{piece}.torrent"));
+    std::fs::write(&p, b).unwrap();
+    p
+}
+
+#[test]
+fn a_torrent_file_keeps_to_the_documented_piece_size_limits() {
+    let dir = std::env::temp_dir().join(format!("torrentlab-limits-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let scenario = dir.join("s.toml").display().to_string();
+    let with = |p: &Path| {
+        let text =
+            SWARM.replace("size = \"4 MB\"", &format!("file = \"{}\"", p.file_name().unwrap().to_str().unwrap()));
+        AnyScenario::from_toml_str(&text, &scenario)
+    };
+    let AnyScenario::Swarm(s) = with(&torrent_file(&dir, 1 << 20, 1 << 15)).unwrap() else { panic!() };
+    assert_eq!((s.torrent.length, s.torrent.pieces()), (1 << 20, 32));
+    let e = with(&torrent_file(&dir, 1 << 20, 8192)).unwrap_err();
+    assert_eq!(e.field, "torrent.file");
+    assert!(
+        e.message.contains("piece length of 8192 bytes is out of range") && e.message.contains("16 KiB to 64 MiB"),
+        "{e}"
+    );
+    let e = with(&torrent_file(&dir, 1 << 28, 128 << 20)).unwrap_err();
+    assert!(e.message.contains("134217728 bytes is out of range"), "{e}");
+    let e = with(&torrent_file(&dir, 1_000_001 * 16_384, 16_384)).unwrap_err();
+    assert!(e.message.contains("1000001 pieces is more than 1000000"), "{e}");
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn torrent_sizes_keep_to_the_same_limits() {
+    let e = bad_swarm("size = \"4 MB\"", "size = \"0 B\"");
+    assert_eq!((e.field.as_str(), e.message.as_str()), ("torrent.size", "must be greater than zero"));
+    let e = bad_swarm("size = \"4 MB\"", "size = \"4 MB\"\npiece_size = \"8 KiB\"");
+    assert_eq!(e.field, "torrent.piece_size");
+    let e = bad_swarm("size = \"4 MB\"", "size = \"20 GB\"\npiece_size = \"16 KiB\"");
+    assert_eq!(e.field, "torrent.size");
+    assert!(e.message.contains("1220704 pieces is more than 1000000"), "{e}");
+}
+
+// ---- shipped scenarios --------------------------------------------------------
+
+#[test]
+fn every_shipped_scenario_still_validates() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+    let mut n = 0;
+    for dir in std::fs::read_dir(&root).unwrap() {
+        for f in std::fs::read_dir(dir.unwrap().path()).unwrap() {
+            let p = f.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            if name.ends_with(".toml") && !name.ends_with(".sweep.toml") {
+                AnyScenario::from_file(&p).unwrap_or_else(|e| panic!("{e}"));
+                n += 1;
+            }
+        }
+    }
+    assert!(n >= 14, "found {n} scenarios");
+}
