@@ -188,7 +188,9 @@ impl TorrentMeta {
             (None, Some(Value::List(files))) if !files.is_empty() => {
                 let mut total = 0u64;
                 for (k, f) in files.iter().enumerate() {
-                    total += int(f.get("length"), &format!("info.files[{k}].length"))?;
+                    let n = int(f.get("length"), &format!("info.files[{k}].length"))?;
+                    // Each length fits in i64, but three of them can overflow u64.
+                    total = total.checked_add(n).ok_or("the `info.files` lengths add up to more than 2^64 bytes")?;
                 }
                 total
             }
@@ -266,5 +268,14 @@ mod tests {
         assert!(TorrentMeta::from_bytes(&odd).unwrap_err().contains("20-byte"));
         assert!(TorrentMeta::from_bytes(b"d4:infoi1ee").unwrap_err().contains("info.name"));
         assert!(TorrentMeta::from_bytes(b"garbage").unwrap_err().contains("bencode error at byte 0"));
+    }
+
+    #[test]
+    fn file_lengths_that_add_up_past_u64_are_refused_not_overflowed() {
+        // Found by the bencode_torrent fuzz target (fuzz/): an overflow panic.
+        let file = format!("d6:lengthi{}e4:pathl1:aee", i64::MAX);
+        let files = file.repeat(3);
+        let t = torrent(&format!("d5:filesl{files}e4:name1:d12:piece lengthi16384e6:pieces20:{}e", "x".repeat(20)));
+        assert!(TorrentMeta::from_bytes(&t).unwrap_err().contains("more than 2^64 bytes"));
     }
 }
