@@ -135,7 +135,9 @@ impl Header {
                 if !len.is_multiple_of(4) || len == 0 || len > 8 {
                     return None;
                 }
-                h.sack.len = len as u8;
+                // A later SACK extension replaces an earlier one entirely,
+                // so no bytes of a longer earlier mask are left behind.
+                h.sack = SackMask { len: len as u8, ..SackMask::default() };
                 h.sack.bytes[..len].copy_from_slice(body);
             }
             ext = next;
@@ -202,5 +204,24 @@ mod tests {
         let mut ext = buf;
         ext[1] = 1; // claims a SACK extension that is not there
         assert!(Header::decode(&ext[..20]).is_none());
+    }
+
+    #[test]
+    fn a_second_selective_ack_extension_replaces_the_first_entirely() {
+        // Found by the utp_header fuzz target (fuzz/): an 8-byte mask followed
+        // by a 4-byte one kept the first's upper bytes, so the decoded header
+        // did not survive encode -> decode.
+        let mut fixed = [0u8; 32];
+        Header { kind: PacketType::State, ..header() }.encode(&mut fixed);
+        let mut buf = [0u8; 36];
+        buf[..20].copy_from_slice(&fixed[..20]);
+        buf[1] = 1;
+        buf[20..30].copy_from_slice(&[1, 8, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]);
+        buf[30..36].copy_from_slice(&[0, 4, 0b101, 0, 0, 0]);
+        let h = Header::decode(&buf).unwrap();
+        assert_eq!(h.sack, SackMask { bytes: [0b101, 0, 0, 0, 0, 0, 0, 0], len: 4 });
+        let mut again = [0u8; 32];
+        let n = h.encode(&mut again);
+        assert_eq!(Header::decode(&again[..n]), Some(h));
     }
 }
