@@ -272,7 +272,8 @@ mod tests {
 
     #[test]
     fn file_lengths_that_add_up_past_u64_are_refused_not_overflowed() {
-        // Found by the bencode_torrent fuzz target (fuzz/): an overflow panic.
+        // An overflow panic, spotted while writing the bencode_torrent fuzz
+        // target (fuzz/) and reproduced with it; the seed is in its corpus.
         let file = format!("d6:lengthi{}e4:pathl1:aee", i64::MAX);
         let files = file.repeat(3);
         let t = torrent(&format!("d5:filesl{files}e4:name1:d12:piece lengthi16384e6:pieces20:{}e", "x".repeat(20)));
