@@ -13,6 +13,7 @@
 //! Same scenario + same seed => identical output, bit for bit.
 
 mod event_bits;
+pub mod footprint;
 mod hugepages;
 pub use hugepages::{adopt_heap, HugePageHeap};
 mod recorder;
