@@ -63,7 +63,12 @@ fn load(py: Python<'_>, source: &str, text: Option<&str>, format: &str) -> PyRes
 #[pyo3(signature = (source, text=None, format="file"))]
 fn validate<'py>(py: Python<'py>, source: &str, text: Option<&str>, format: &str) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
-    match load(py, source, text, format)? {
+    let scenario = load(py, source, text, format)?;
+    // Estimated peak bytes of the run and the field that drives most of them.
+    let footprint = torrentlab_sim::footprint::estimate(&scenario);
+    d.set_item("memory_bytes", footprint.bytes)?;
+    d.set_item("memory_field", footprint.field)?;
+    match scenario {
         AnyScenario::Dumbbell(sc) => {
             d.set_item("kind", "dumbbell")?;
             d.set_item("name", &sc.name)?;
