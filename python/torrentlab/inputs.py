@@ -78,7 +78,7 @@ def _walk(value: Any, path: str, file: str, depth: int, open_ids: set[int]) -> A
         return int(value)
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise error(file, here, f"{value} is not a finite number; use a finite number")
+            raise error(file, here, f"{value} is not a finite number (a scenario cannot hold NaN or infinity)")
         return float(value)
     if isinstance(value, str):
         try:
