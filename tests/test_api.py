@@ -1,6 +1,8 @@
 """The Python API: DataFrames, dict scenarios, errors, atomic Parquet output."""
 
 import json
+import threading
+import time
 
 import pandas as pd
 import pyarrow.parquet as pq
@@ -47,7 +49,47 @@ def test_a_dict_scenario_runs_like_a_file_and_the_seed_can_be_overridden():
 def test_progress_is_reported_in_simulated_seconds_up_to_the_end():
     seen = []
     torrentlab.run(small_dict(), progress=seen.append)
-    assert seen == sorted(seen) and seen[-1] == pytest.approx(5.0) and len(seen) >= 4
+    assert seen == sorted(seen) and seen[-1] == pytest.approx(5.0)
+
+
+def test_progress_is_reported_while_a_long_run_goes_on_not_only_at_its_end():
+    seen, walls = [], []
+
+    def progress(t):
+        seen.append(t)
+        walls.append(time.monotonic())
+
+    t0 = time.monotonic()
+    res = torrentlab.run(small_dict(duration="400 s"), progress=progress)
+    wall = time.monotonic() - t0
+    assert seen == sorted(seen) and seen[-1] == pytest.approx(400.0)
+    # At most one call per 50 ms of wall time, and one at the end.
+    assert len(seen) <= wall / 0.05 + 2
+    if res.perf["wall_seconds"] > 0.3:
+        assert len(seen) >= 3 and 0 < seen[0] < 400
+
+
+def test_an_exception_raised_by_progress_stops_the_run_and_comes_out_of_run():
+    calls = []
+
+    def progress(t):
+        calls.append(t)
+        raise RuntimeError("stop here")
+
+    with pytest.raises(RuntimeError, match="stop here"):
+        torrentlab.run(small_dict(duration="400 s"), progress=progress)
+    assert len(calls) == 1
+
+
+def test_a_cancelled_token_stops_a_run_from_another_thread_within_a_second():
+    token = torrentlab.CancelToken()
+    timer = threading.Timer(0.3, token.cancel)
+    timer.start()
+    t0 = time.monotonic()
+    with pytest.raises(torrentlab.Cancelled):
+        torrentlab.run(small_dict(duration="3000 s"), cancel=token)
+    assert time.monotonic() - t0 < 1.3
+    assert token.cancelled
 
 
 def test_a_bad_dict_raises_a_scenario_error_naming_the_field():
@@ -67,17 +109,42 @@ def test_validate_describes_a_scenario_without_running_it():
     assert info["controllers"] == ["newreno", "ledbat"]
 
 
-def test_write_creates_every_table_as_parquet_and_replaces_an_old_result(tmp_path):
+def test_write_creates_every_table_as_parquet_with_a_manifest(tmp_path):
+    res = torrentlab.run(small_dict())
+    out = tmp_path / "r"
+    res.write(out)
+    assert sorted(p.name for p in out.iterdir()) == [
+        "flows.parquet", "manifest.json", "perf.json", "queue.parquet", "summary.parquet", "timeseries.parquet"]
+    assert pq.read_table(out / "flows.parquet").num_rows == 2
+    assert json.loads((out / "perf.json").read_text())["events"] > 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["torrentlab"] == torrentlab.__version__ and manifest["seed"] == 1
+    assert "flows.parquet" in manifest["files"]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")], "no temporary directory left"
+
+
+def test_write_refuses_a_directory_torrentlab_did_not_write_and_leaves_it_as_it_was(tmp_path):
     res = torrentlab.run(small_dict())
     out = tmp_path / "r"
     out.mkdir()
-    (out / "stale.txt").write_text("old")
-    res.write(out)
-    assert sorted(p.name for p in out.iterdir()) == [
-        "flows.parquet", "perf.json", "queue.parquet", "summary.parquet", "timeseries.parquet"]
-    assert pq.read_table(out / "flows.parquet").num_rows == 2
-    assert json.loads((out / "perf.json").read_text())["events"] > 0
-    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")], "no temporary directory left"
+    (out / "notes.txt").write_text("mine")
+    with pytest.raises(torrentlab.OutputError, match="not a torrentlab result"):
+        res.write(out)
+    with pytest.raises(torrentlab.OutputError):
+        res.write(out, force=True)
+    assert [p.name for p in out.iterdir()] == ["notes.txt"] and (out / "notes.txt").read_text() == "mine"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r"]
+
+
+def test_an_older_result_is_replaced_only_with_force(tmp_path):
+    out = tmp_path / "r"
+    torrentlab.run(small_dict(), seed=1).write(out)
+    with pytest.raises(torrentlab.OutputError, match="--force"):
+        torrentlab.run(small_dict(), seed=2).write(out)
+    assert json.loads((out / "manifest.json").read_text())["seed"] == 1
+    torrentlab.run(small_dict(), seed=2).write(out, force=True)
+    assert json.loads((out / "manifest.json").read_text())["seed"] == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r"], "the old result was removed, nothing else left"
 
 
 def test_non_scenarios_are_a_scenario_error_naming_the_argument():
@@ -90,11 +157,11 @@ def test_a_failed_write_leaves_the_old_result_and_no_temporary_directory(tmp_pat
     from torrentlab.output import atomic_dir
 
     out = tmp_path / "r"
-    out.mkdir()
-    (out / "old.txt").write_text("keep me")
+    torrentlab.run(small_dict()).write(out)
+    before = sorted(p.name for p in out.iterdir())
     with pytest.raises(RuntimeError):
-        with atomic_dir(out) as tmp:
+        with atomic_dir(out, force=True) as tmp:
             (tmp / "half.parquet").write_text("partial")
             raise RuntimeError("disk full")
-    assert [p.name for p in out.iterdir()] == ["old.txt"]
+    assert sorted(p.name for p in out.iterdir()) == before
     assert [p.name for p in tmp_path.iterdir()] == ["r"]

@@ -8,16 +8,19 @@ See ``docs/`` for the scenario format, every metric and its unit, and how each
 experiment maps to its study.
 """
 
-from torrentlab._core import __version__
+from torrentlab._core import CancelToken, __version__
 from torrentlab.api import RunResult, run, validate
-from torrentlab.exceptions import ScenarioError, SimulationError, TorrentlabError
+from torrentlab.exceptions import Cancelled, OutputError, ScenarioError, SimulationError, TorrentlabError
 
 __all__ = [
     "__version__",
     "run",
     "validate",
     "RunResult",
+    "CancelToken",
     "TorrentlabError",
     "ScenarioError",
+    "OutputError",
+    "Cancelled",
     "SimulationError",
 ]

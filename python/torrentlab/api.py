@@ -14,6 +14,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from torrentlab import _core, inputs
+from torrentlab._core import CancelToken
+from torrentlab.guards import check_memory
 from torrentlab.output import atomic_dir
 
 ScenarioLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
@@ -75,6 +77,11 @@ class RunResult:
             return tables[table].to_pandas()
         raise AttributeError(table)
 
+    def _seed(self) -> int | None:
+        if "summary" in self.tables and "seed" in self.tables["summary"].column_names:
+            return int(self.tables["summary"].column("seed")[0].as_py())
+        return None
+
     def frame(self, table: str) -> pd.DataFrame:
         return self.tables[table].to_pandas()
 
@@ -94,15 +101,30 @@ class RunResult:
     def queue(self) -> pd.DataFrame:
         return self.frame("queue")
 
-    def write(self, out_dir: str | os.PathLike[str]) -> Path:
+    def write(self, out_dir: str | os.PathLike[str], *, force: bool = False) -> Path:
         """Writes every table as ``<table>.parquet`` (and ``perf.json``) into
-        ``out_dir``, atomically: the directory appears complete or not at all."""
-        with atomic_dir(out_dir) as tmp:
-            for name in self.tables:
-                pq.write_table(self.tables[name], tmp / f"{name}.parquet", compression="zstd")
-            # Wall time differs run to run: kept apart from the deterministic tables.
-            (tmp / "perf.json").write_text(json.dumps(self.perf, indent=2, sort_keys=True) + "\n")
+        ``out_dir``, atomically: the directory appears complete or not at all,
+        with a ``manifest.json`` that marks it as a torrentlab result.
+
+        Refuses (:class:`torrentlab.OutputError`) a directory that exists and
+        is not an empty one or a torrentlab result, and replaces an older
+        torrentlab result only with ``force=True``. See
+        :mod:`torrentlab.output`."""
+        with atomic_dir(out_dir, force=force, **self.manifest()) as tmp:
+            self.write_into(tmp)
         return Path(out_dir)
+
+    def manifest(self) -> dict[str, Any]:
+        """What the manifest of this run's result directory says of it."""
+        return {"kind": "run", "scenario": self.name, "scenario_kind": self.kind, "seed": self._seed()}
+
+    def write_into(self, tmp: Path) -> None:
+        """Writes the tables and ``perf.json`` into the existing directory
+        `tmp` (for use inside :func:`torrentlab.output.atomic_dir`)."""
+        for name in self.tables:
+            pq.write_table(self.tables[name], tmp / f"{name}.parquet", compression="zstd")
+        # Wall time differs run to run: kept apart from the deterministic tables.
+        (tmp / "perf.json").write_text(json.dumps(self.perf, indent=2, sort_keys=True) + "\n")
 
 
 def run(
@@ -110,16 +132,29 @@ def run(
     *,
     seed: int | None = None,
     progress: Callable[[float], object] | None = None,
+    cancel: CancelToken | None = None,
+    max_memory: int | None = None,
 ) -> RunResult:
     """Runs a scenario (a TOML file path or a dict of the same shape).
 
     ``seed`` overrides ``run.seed``. ``progress`` is called with the simulated
-    time in seconds about once per simulated second. The GIL is released while
-    the engine runs, so runs in threads proceed in parallel.
+    time in seconds at most every 50 ms of wall time and once at the end; an
+    exception it raises stops the run and comes out of ``run``. The GIL is
+    released while the engine runs, so runs in threads proceed in parallel.
+
+    Ctrl-C (SIGINT) stops a run on the main thread within a fraction of a
+    second, raising ``KeyboardInterrupt``. ``cancel``, a :class:`CancelToken`,
+    stops it from any thread (``token.cancel()``), raising
+    :class:`torrentlab.Cancelled`.
+
+    A run whose estimated memory exceeds ``max_memory`` (bytes; default: the
+    memory the system has available) is refused before it starts with a
+    :class:`torrentlab.ScenarioError` naming the field that drives it.
     """
     source, text, fmt = _source(scenario)
     seed, progress = inputs.seed(seed), inputs.progress(progress)
-    raw = _core.run(source, text, fmt, seed, progress)
+    check_memory(_core.validate(source, text, fmt), source, max_memory=max_memory)
+    raw = _core.run(source, text, fmt, seed, progress, cancel)
     tables = {t: _arrow(raw[t]) for t in raw["tables"]}
     name = tables["summary"].column("scenario")[0].as_py()
     return RunResult(name=name, tables=tables, perf=dict(raw["perf"]), kind=raw["kind"])

@@ -15,8 +15,10 @@ import argparse
 import importlib
 import json
 import os
+import signal
 import statistics
 import sys
+import threading
 from pathlib import Path
 from typing import NoReturn
 
@@ -25,7 +27,7 @@ from rich.markup import escape
 from rich.table import Table
 
 import torrentlab
-from torrentlab.exceptions import ScenarioError, TorrentlabError
+from torrentlab.exceptions import OutputError, ScenarioError, TorrentlabError
 from torrentlab.experiments import EXPERIMENTS, scenario_dir
 
 # Tables stay readable when the output is a pipe or a file (rich assumes 80 columns).
@@ -58,18 +60,15 @@ def _validate_sweep(path: str) -> str:
             raise
         # The base scenario is bad: say which sweep refers to it.
         raise error(path, "base", str(e)) from None
-    points = 0
+    points = sweep.points()
     for quick in (False, True) if sweep.quick else (False,):
-        jobs = sweep.jobs(quick=quick)
-        runs = sweep.quick_runs if quick else sweep.runs
-        for job in jobs[::runs]:
+        for params, doc in sweep.point_docs(quick=quick):
             try:
-                torrentlab.validate(job.scenario)
+                torrentlab.validate(doc)
             except ScenarioError as e:
-                where = [f"grid point {', '.join(f'{k} = {label(v)}' for k, v in job.params)}"] if job.params else []
+                where = [f"grid point {', '.join(f'{k} = {label(v)}' for k, v in params)}"] if params else []
                 where += ["with the [quick] overrides"] if quick else []
                 raise error(path, e.field, f"{e.detail} ({'; '.join(where) or 'base'})") from None
-        points = len(jobs) // runs
     quick_runs = f", {sweep.quick_runs} with --quick" if sweep.quick_runs != sweep.runs else ""
     return (f"sweep of {points} grid point{'s' * (points != 1)} x {sweep.runs} run{'s' * (sweep.runs != 1)}"
             f"{quick_runs}, over {_describe(info)}")
@@ -108,15 +107,32 @@ def _print_summary(res) -> None:
     out.print(t)
 
 
+def _default_dest(name: str, file: str) -> Path:
+    """``results/<name>``: the scenario's name must be one plain path component."""
+    if name in ("", ".", "..") or any(c in name for c in "/\\\0") or Path(name).is_absolute():
+        from torrentlab.inputs import error
+
+        raise error(file, "name", f"must be one plain file name to be used as results/<name>, not {name!r}")
+    return Path("results") / name
+
+
 def _cmd_run(args) -> int:
-    info = torrentlab.validate(args.file)
-    dest = Path(args.output) if args.output else Path("results") / info["name"]
     from rich.progress import Progress
 
-    with Progress(transient=True, console=err, disable=args.quiet) as bar:
-        task = bar.add_task(f"running {info['name']}", total=info["duration_s"])
-        res = torrentlab.run(args.file, seed=args.seed, progress=lambda t: bar.update(task, completed=t))
-    res.write(dest)
+    from torrentlab.guards import check_memory
+    from torrentlab.output import atomic_dir
+
+    info = torrentlab.validate(args.file)
+    dest = Path(args.output) if args.output else _default_dest(info["name"], args.file)
+    check_memory(info, args.file, max_memory=args.max_memory)
+    # The destination is checked and claimed before the first simulated second.
+    with atomic_dir(dest, force=args.force, kind="run", scenario=info["name"], scenario_kind=info["kind"],
+                    seed=args.seed if args.seed is not None else info["seed"]) as tmp:
+        with Progress(transient=True, console=err, disable=args.quiet) as bar:
+            task = bar.add_task(f"running {info['name']}", total=info["duration_s"])
+            res = torrentlab.run(args.file, seed=args.seed, max_memory=args.max_memory,
+                                 progress=lambda t: bar.update(task, completed=t))
+        res.write_into(tmp)
     if not args.quiet:
         _print_summary(res)
         out.print(f"wrote {dest}/ ({', '.join(sorted(p.name for p in dest.iterdir()))})")
@@ -126,10 +142,27 @@ def _cmd_run(args) -> int:
 def _cmd_reproduce(args) -> int:
     module = importlib.import_module(EXPERIMENTS[args.experiment])
     dest = Path(args.output) if args.output else Path("results") / args.experiment
-    report = module.reproduce(dest, quick=args.quick, workers=args.jobs, show_progress=not args.quiet)
+    report = module.reproduce(dest, quick=args.quick, workers=args.jobs, show_progress=not args.quiet,
+                              force=args.force)
     out.print(module.render(report, title=f"{args.experiment}{' (quick)' if args.quick else ''}"))
     out.print(f"wrote {report.out_dir}/: tables (Parquet) and {len(report.figures)} figure files")
     return 0
+
+
+def _check_sweep(sweep, path: str, quick: bool, workers: int, max_memory: int | None) -> None:
+    """Validates every grid point of a sweep and checks its memory, before any runs."""
+    from torrentlab.guards import check_memory
+    from torrentlab.inputs import error
+    from torrentlab.sweep import label
+
+    at_once = min(workers, sweep.count(quick))
+    for params, doc in sweep.point_docs(quick=quick):
+        try:
+            info = torrentlab.validate(doc)
+            check_memory(info, path, max_memory=max_memory, at_once=at_once)
+        except ScenarioError as e:
+            where = f" (grid point {', '.join(f'{k} = {label(v)}' for k, v in params)})" if params else ""
+            raise error(path, e.field, f"{e.detail}{where}") from None
 
 
 def _cmd_sweep(args) -> int:
@@ -139,14 +172,18 @@ def _cmd_sweep(args) -> int:
     from torrentlab.sweep import Sweep, run_jobs, tables_with_params
 
     sweep = Sweep.from_file(args.file)
+    workers = args.jobs or os.cpu_count() or 1
+    _check_sweep(sweep, args.file, args.quick, workers, args.max_memory)
     jobs = sweep.jobs(quick=args.quick)
     name = Path(args.file).name.removesuffix(".toml").removesuffix(".sweep")
     dest = Path(args.output) if args.output else Path("results") / name
-    results = run_jobs(jobs, workers=args.jobs, describe=name, keep=tables_with_params, show_progress=not args.quiet)
-    runs = pd.concat([r[0] for r in results], ignore_index=True)
-    second = pd.concat([r[1] for r in results], ignore_index=True)
-    swarm = "peers" in runs.columns and "mean_download_time_s" in runs.columns
-    with atomic_dir(dest) as tmp:
+    with atomic_dir(dest, force=args.force, kind="sweep", sweep=str(args.file), quick=args.quick,
+                    runs=len(jobs)) as tmp:
+        results = run_jobs(jobs, workers=workers, describe=name, keep=tables_with_params,
+                           show_progress=not args.quiet)
+        runs = pd.concat([r[0] for r in results], ignore_index=True)
+        second = pd.concat([r[1] for r in results], ignore_index=True)
+        swarm = "peers" in runs.columns and "mean_download_time_s" in runs.columns
         write_frame(runs, tmp / "runs.parquet")
         write_frame(second, tmp / ("peers.parquet" if swarm else "flows.parquet"))
     params = list(sweep.grid)
@@ -296,6 +333,25 @@ def _experiments_help() -> str:
     return "\n".join(lines)
 
 
+def _memory(text: str) -> int:
+    """An argparse type: a memory size such as ``8 GiB``."""
+    from torrentlab.guards import parse_size
+
+    try:
+        return parse_size(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _output_safety(c: argparse.ArgumentParser) -> None:
+    """The options of a command that writes a result directory."""
+    c.add_argument("--force", action="store_true",
+                   help="replace an older torrentlab result in the output directory (never anything else)")
+    c.add_argument("--max-memory", metavar="SIZE", type=_memory, default=None,
+                   help="refuse runs estimated to need more memory than this, e.g. '8 GiB' "
+                        "(default: the memory available)")
+
+
 def parser() -> argparse.ArgumentParser:
     p = _Parser(prog="torrentlab", description="Packet-level BitTorrent and congestion-control experiments.")
     p.add_argument("--version", action="version", version=f"torrentlab {torrentlab.__version__}")
@@ -315,6 +371,7 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("-o", "--output", metavar="DIR", type=dir_arg, help="output directory (default results/<name>)")
     r.add_argument("--seed", type=_whole(0, SEED_MAX), help=f"override run.seed (0 to {SEED_MAX})")
     r.add_argument("-q", "--quiet", action="store_true")
+    _output_safety(r)
     r.set_defaults(func=_cmd_run)
 
     def many_runs(cmd, help, target, quick, default_dir, func, **kw):
@@ -327,6 +384,7 @@ def parser() -> argparse.ArgumentParser:
         c.add_argument("-j", "--jobs", type=_whole(1), default=None,
                        help="parallel runs, 1 or more (default: every core)")
         c.add_argument("-q", "--quiet", action="store_true")
+        _output_safety(c)
         c.set_defaults(func=func)
 
     many_runs("reproduce", "run a published experiment and draw its figures",
@@ -346,13 +404,26 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+class _Terminated(BaseException):
+    """SIGTERM, raised like Ctrl-C so that the same clean-up runs."""
+
+
+def _on_sigterm(signum, frame) -> None:
+    raise _Terminated()
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         return args.func(args)
-    except ScenarioError as e:
+    except (ScenarioError, OutputError) as e:
         err.print(f"[red]error[/]: {escape(str(e))}", highlight=False, soft_wrap=True)
         return 2
+    except _Terminated:
+        err.print("terminated")
+        return 143
     except TorrentlabError as e:
         err.print(f"[red]error[/]: {escape(str(e))}", highlight=False, soft_wrap=True)
         return 1

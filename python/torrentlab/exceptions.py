@@ -1,14 +1,33 @@
 """Errors raised by torrentlab.
 
-Every error the engine can raise is a :class:`TorrentlabError`:
+Every error torrentlab raises is a :class:`TorrentlabError`:
 
 - :class:`ScenarioError`: the scenario cannot be run. ``str(err)`` reads
   ``FILE: FIELD: what is wrong and what is allowed``; the parts are also in
   ``err.file``, ``err.field`` and ``err.detail``.
+- :class:`OutputError`: a result cannot be written where it was asked to go
+  (a directory torrentlab did not write, a read-only file system, another
+  run writing there). Raised before anything runs. ``str(err)`` reads
+  ``PATH: what is wrong``.
+- :class:`Cancelled`: a run stopped through its :class:`CancelToken`.
 - :class:`SimulationError`: the engine failed on a valid scenario (a bug; please
   report it with the scenario).
 """
 
-from torrentlab._core import ScenarioError, SimulationError, TorrentlabError
+from __future__ import annotations
 
-__all__ = ["TorrentlabError", "ScenarioError", "SimulationError"]
+import os
+
+from torrentlab._core import Cancelled, ScenarioError, SimulationError, TorrentlabError
+
+
+class OutputError(TorrentlabError):
+    """A result cannot be written to ``path``; ``detail`` says why."""
+
+    def __init__(self, path: str | os.PathLike[str], detail: str) -> None:
+        self.path = os.fspath(path)
+        self.detail = detail
+        super().__init__(f"{self.path}: {detail}")
+
+
+__all__ = ["TorrentlabError", "ScenarioError", "OutputError", "Cancelled", "SimulationError"]

@@ -24,15 +24,18 @@ from __future__ import annotations
 
 import copy
 import itertools
+import math
 import os
 import sys
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections.abc import Iterable, Iterator, Sized
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 import pandas as pd
 
+from torrentlab._core import CancelToken
 from torrentlab.api import RunResult, run
 from torrentlab.exceptions import ScenarioError
 
@@ -40,6 +43,10 @@ if sys.version_info >= (3, 11):
     import tomllib
 else:  # Python 3.10: the same parser, from PyPI (a dependency there)
     import tomli as tomllib
+
+
+#: The most runs one sweep may expand to (grid points x seeds).
+MAX_RUNS = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -157,12 +164,29 @@ class Sweep:
                     set_dotted(copy.deepcopy(base), k, v)
                 except (KeyError, IndexError, ValueError, TypeError):
                     raise _err(p, f"quick.{k}", "does not name a field of the base scenario") from None
-        return cls(base=base, grid=grid, runs=runs, quick_runs=quick_runs, quick=quick)
+        sweep = cls(base=base, grid=grid, runs=runs, quick_runs=quick_runs, quick=quick)
+        for key, n in (("runs", sweep.count()), ("quick_runs", sweep.count(quick=True))):
+            if n > MAX_RUNS:
+                raise _err(p, key, f"the sweep has {sweep.points():,} grid points x {n // sweep.points():,} seeds = "
+                           f"{n:,} runs; at most {MAX_RUNS:,} are allowed (split the campaign)")
+        return sweep
 
-    def jobs(self, quick: bool = False) -> list[Job]:
-        runs = self.quick_runs if quick else self.runs
+    def points(self) -> int:
+        """The number of grid points (combinations of grid values)."""
+        return math.prod(len(v) for v in self.grid.values())
+
+    def count(self, quick: bool = False) -> int:
+        """The number of runs: grid points x seeds."""
+        return self.points() * (self.quick_runs if quick else self.runs)
+
+    def jobs(self, quick: bool = False) -> Jobs:
+        """Every run, as a lazy sequence: a point's scenario is built when its
+        first run is reached, so a large sweep costs no memory up front."""
+        return Jobs(self, quick)
+
+    def point_docs(self, quick: bool = False) -> Iterator[tuple[tuple[tuple[str, Any], ...], dict[str, Any]]]:
+        """Each grid point's parameters and scenario document, lazily."""
         keys = list(self.grid)
-        out = []
         for values in itertools.product(*(self.grid[k] for k in keys)):
             doc = copy.deepcopy(self.base)
             if quick:
@@ -170,13 +194,28 @@ class Sweep:
                     set_dotted(doc, k, v)
             for k, v in zip(keys, values):
                 _apply(doc, k, v)
+            yield tuple(zip(keys, values)), doc
+
+
+class Jobs:
+    """The runs of a sweep, in order (point by point, seeds 1..runs in each),
+    built as they are iterated. ``len()`` is known without building them."""
+
+    def __init__(self, sweep: Sweep, quick: bool) -> None:
+        self.sweep, self.quick = sweep, quick
+
+    def __len__(self) -> int:
+        return self.sweep.count(self.quick)
+
+    def __iter__(self) -> Iterator[Job]:
+        runs = self.sweep.quick_runs if self.quick else self.sweep.runs
+        for params, doc in self.sweep.point_docs(self.quick):
             for seed in range(1, runs + 1):
-                out.append(Job(doc, seed, tuple(zip(keys, values))))
-        return out
+                yield Job(doc, seed, params)
 
 
 def run_jobs(
-    jobs: Sequence[Job],
+    jobs: Iterable[Job],
     *,
     workers: int | None = None,
     describe: str = "runs",
@@ -184,20 +223,41 @@ def run_jobs(
     show_progress: bool = True,
 ) -> list[Any]:
     """Runs every job on a thread pool (``workers`` defaults to every core) and
-    returns ``keep(job, result)`` for each, in job order (default: the result)."""
+    returns ``keep(job, result)`` for each, in job order (default: the result).
+
+    Jobs are taken from ``jobs`` as workers free up (at most two per worker
+    waiting), so a lazy sequence stays lazy. On any error or interrupt
+    (Ctrl-C), the runs in progress are cancelled, the queued ones dropped, and
+    the exception comes out within a fraction of a second."""
     keep = keep or (lambda job, res: res)
     workers = workers or os.cpu_count() or 1
-    results: list[Any] = [None] * len(jobs)
+    total = len(jobs) if isinstance(jobs, Sized) else None
+    token = CancelToken()
+    done: list[tuple[int, Any]] = []
+    todo = enumerate(jobs)
     with _progress(show_progress) as bar:
-        task = bar.add_task(describe, total=len(jobs)) if bar else None
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            futures = {pool.submit(run, job.scenario, seed=job.seed): i for i, job in enumerate(jobs)}
-            for fut in as_completed(futures):
-                i = futures[fut]
-                results[i] = keep(jobs[i], fut.result())
-                if bar:
-                    bar.advance(task)
-    return results
+        task = bar.add_task(describe, total=total) if bar else None
+        pool = ThreadPoolExecutor(max_workers=workers)
+        pending: dict[Future, tuple[int, Job]] = {}
+        try:
+            while True:
+                for i, job in itertools.islice(todo, max(0, 2 * workers - len(pending))):
+                    pending[pool.submit(run, job.scenario, seed=job.seed, cancel=token)] = (i, job)
+                if not pending:
+                    break
+                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    i, job = pending.pop(fut)
+                    done.append((i, keep(job, fut.result())))
+                    if bar:
+                        bar.advance(task)
+        except BaseException:
+            token.cancel()
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
+    done.sort(key=lambda x: x[0])
+    return [r for _, r in done]
 
 
 def summary_with_params(job: Job, res: RunResult) -> pd.DataFrame:

@@ -263,11 +263,11 @@ def render(report: Report, title: str):
 
 
 def reproduce(out_dir: str | os.PathLike[str], quick: bool = False, workers: int | None = None,
-              show_progress: bool = True) -> Report:
+              show_progress: bool = True, force: bool = False) -> Report:
     """Runs the E0 sweeps, writes Parquet tables and figures into `out_dir`
     atomically, and returns the summary table."""
     out = Path(out_dir)
-    with atomic_dir(out) as tmp:
+    with atomic_dir(out, force=force, kind="reproduce", experiment="rao2010", quick=quick) as tmp:
         kept = run_all(quick, workers, show_progress)
         runs = kept["summary"]
         for name, df in kept.items():

@@ -112,11 +112,11 @@ def render(report: Report, title: str):
 
 
 def reproduce(out_dir: str | os.PathLike[str], quick: bool = False, workers: int | None = None,
-              show_progress: bool = True) -> Report:
+              show_progress: bool = True, force: bool = False) -> Report:
     """Runs E4 (a)-(d), writes Parquet tables and figures into `out_dir`
     atomically, and returns the summary table."""
     out = Path(out_dir)
-    with atomic_dir(out) as tmp:
+    with atomic_dir(out, force=force, kind="reproduce", experiment="rossi2010", quick=quick) as tmp:
         sjobs = single_jobs()
         single = run_jobs(sjobs, workers=workers, describe="rossi2010 (a)-(c)", show_progress=show_progress)
         results = {dict(j.params)["run"]: r for j, r in zip(sjobs, single, strict=True)}
