@@ -372,7 +372,7 @@ pub(super) fn validate(raw: RawSwarmScenario, file: &str) -> Result<SwarmScenari
                 // each (-ln of the smallest 53-bit uniform), so with count x mean
                 // gap <= 10 years the last stays below 371 years: inside the
                 // u64-ns clock (584 years).
-                if pz.poisson.0 .0 as u128 * count as u128 > MAX_POISSON_SPAN.0 as u128 {
+                if pz.poisson.0.as_nanos() as u128 * count as u128 > MAX_POISSON_SPAN.as_nanos() as u128 {
                     return Err(cx.err(
                         at("join.poisson"),
                         format!(
