@@ -146,7 +146,8 @@ impl Kind {
         self.units.iter().map(|(u, _)| *u).find(|u| u.eq_ignore_ascii_case(unit))
     }
 
-    /// `v` in `unit` (a unit of this kind) in the base unit, or out of range.
+    /// `v` units of factor `f` (a unit of this kind), in the base unit rounded
+    /// to a whole number, or an out-of-range message naming the maximum.
     fn scale(&self, s: &str, v: f64, f: f64) -> Result<u64, String> {
         let x = (v * f).round();
         // Every maximum converts to f64 exactly, and `x` is whole, so `as` is exact.
