@@ -319,7 +319,8 @@ def test_reproduce_quick_writes_every_table_and_figure(quick):
     tables = {"runs", "summary", "loss_tso", "haves", "send_gaps", "payload_lengths", "sends"}
     figures = {"fig_rtt", "fig_as", "fig_loss", "fig_send_gaps", "fig_pieces", "fig_payload", "fig_srtt"}
     assert f"{2 * len(figures)} figure files" in r.stdout, r.stdout
-    assert names == {f"{t}.parquet" for t in tables} | {f"{f}{e}" for f in figures for e in (".png", ".svg")}
+    assert names == {f"{t}.parquet" for t in tables} | {f"{f}{e}" for f in figures for e in (".png", ".svg")} | {
+        "manifest.json"}
     for f in figures:
         png, svg = (out / f"{f}.png").read_bytes(), (out / f"{f}.svg").read_bytes()
         assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000, f

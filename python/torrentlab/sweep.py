@@ -213,6 +213,19 @@ class Jobs:
             for seed in range(1, runs + 1):
                 yield Job(doc, seed, params)
 
+    def __getitem__(self, index: int | slice) -> Job | list[Job]:
+        """One run by its place in the order (negative from the end), or a
+        list of runs for a slice; only the points they belong to are built."""
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        n = len(self)
+        if not -n <= index < n:
+            raise IndexError(f"run {index} of a sweep of {n} runs")
+        index %= n
+        runs = self.sweep.quick_runs if self.quick else self.sweep.runs
+        params, doc = next(itertools.islice(self.sweep.point_docs(self.quick), index // runs, None))
+        return Job(doc, index % runs + 1, params)
+
 
 def run_jobs(
     jobs: Iterable[Job],
