@@ -324,12 +324,14 @@ mod tests {
     }
 
     /// Peak RSS of the `bench` example (dev profile, `TORRENTLAB_HUGEPAGES=0`,
-    /// `/usr/bin/time -v`) on four shipped scenarios, kB. The estimate also
+    /// `/usr/bin/time -v`) on six shipped scenarios, kB. The estimate also
     /// counts the copy of the tables to Python, which the example does not make.
     #[test]
     fn shipped_scenarios_are_estimated_within_a_factor_of_three_of_their_measured_peak_memory() {
         for (rel, kb) in [
             ("rao2010/flash-crowd.toml", 77_376.0),
+            ("rao2010/as-placement.toml", 66_536.0),
+            ("bench/rao2010-rtt400-20k.toml", 69_452.0),
             ("bench/dumbbell-100-newreno.toml", 6_992.0),
             ("rossi2010/a-newreno-vs-ledbat.toml", 8_752.0),
             ("calibration/stress.toml", 4_092.0),
