@@ -165,3 +165,40 @@ def test_a_failed_write_leaves_the_old_result_and_no_temporary_directory(tmp_pat
             raise RuntimeError("disk full")
     assert sorted(p.name for p in out.iterdir()) == before
     assert [p.name for p in tmp_path.iterdir()] == ["r"]
+
+
+@pytest.mark.parametrize("scenario", [SCENARIOS / "rossi2010" / "b-ledbat-vs-ledbat.toml",
+                                      SCENARIOS / "rao2010" / "flash-crowd.toml"])
+def test_logs_spilled_to_disk_in_small_chunks_give_the_same_tables_and_leave_nothing_behind(
+        scenario, tmp_path, monkeypatch):
+    from torrentlab import api
+
+    doc = {"name": "spill"}
+    if "flash" in scenario.name:  # a small swarm that logs chokes and sends
+        from torrentlab.sweep import load_toml
+
+        doc = load_toml(scenario)
+        doc["peers"][1]["count"] = 12
+        doc["torrent"]["size"] = "2 MB"
+        doc.setdefault("metrics", {}).update(chokes=True, send_log_peers=2)
+        scenario = doc
+    whole = torrentlab.run(scenario)
+    monkeypatch.setattr(api, "SPILL_ROWS", 50)
+    seen = []
+    real = api._Spool.add
+
+    def add(self, name, columns):
+        seen.append((name, self.dir))
+        return real(self, name, columns)
+
+    monkeypatch.setattr(api._Spool, "add", add)
+    spilled = torrentlab.run(scenario, spill_dir=tmp_path)
+    assert len(seen) >= 5, "the logs went to disk in chunks"
+    assert all(str(d).startswith(str(tmp_path)) for _, d in seen[1:])
+    assert list(tmp_path.iterdir()) == [], "the spill directory is removed after the run"
+    for t in whole.tables:  # (pandas compares NaN cells as equal)
+        pd.testing.assert_frame_equal(whole.frame(t), spilled.frame(t), obj=t)
+    out = tmp_path / "r"
+    spilled.write(out)
+    name = seen[0][0]
+    pd.testing.assert_frame_equal(pq.read_table(out / f"{name}.parquet").to_pandas(), whole.frame(name))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Union
@@ -19,6 +21,9 @@ from torrentlab.guards import check_memory
 from torrentlab.output import atomic_dir
 
 ScenarioLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
+
+#: Rows of a growing log held in memory before they go to disk (see :func:`run`).
+SPILL_ROWS = 1 << 20
 
 #: The tables a run produces, by scenario kind, in the order they are written.
 TABLES = {
@@ -127,6 +132,49 @@ class RunResult:
         (tmp / "perf.json").write_text(json.dumps(self.perf, indent=2, sort_keys=True) + "\n")
 
 
+class _Spool:
+    """The chunks a run hands over of its growing logs (``queue``,
+    ``timeseries``, ``haves``, ``chokes``, ``sends``), appended to one Arrow
+    IPC file per table in a hidden directory as they come. At the end of the
+    run a table's file is memory-mapped and unlinked: its rows are read from
+    the page cache, not held in the process's own memory, and vanish with it."""
+
+    def __init__(self, directory: str | os.PathLike[str] | None) -> None:
+        self.parent = os.fspath(directory) if directory is not None else None
+        self.dir: str | None = None
+        self.files: dict[str, tuple[str, Any, Any]] = {}
+
+    def add(self, name: str, columns: list) -> None:
+        chunk = _arrow(columns)
+        if name not in self.files:
+            if self.dir is None:
+                self.dir = tempfile.mkdtemp(prefix=".torrentlab-spill-", dir=self.parent)
+            path = os.path.join(self.dir, f"{name}.arrow")
+            sink = pa.OSFile(path, "wb")
+            self.files[name] = (path, sink, pa.ipc.new_file(sink, chunk.schema))
+        self.files[name][2].write_table(chunk)
+
+    def finish(self, name: str, rest: pa.Table) -> pa.Table:
+        """The whole table: its spilled chunks, then `rest`."""
+        if name not in self.files:
+            return rest
+        path, sink, writer = self.files.pop(name)
+        writer.write_table(rest)
+        writer.close()
+        sink.close()
+        table = pa.ipc.open_file(pa.memory_map(path, "r")).read_all()
+        os.unlink(path)  # the mapping keeps the rows until the table is freed
+        return table
+
+    def close(self) -> None:
+        for _, sink, writer in self.files.values():
+            writer.close()
+            sink.close()
+        self.files.clear()
+        if self.dir is not None:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
 def run(
     scenario: ScenarioLike,
     *,
@@ -134,6 +182,7 @@ def run(
     progress: Callable[[float], object] | None = None,
     cancel: CancelToken | None = None,
     max_memory: int | None = None,
+    spill_dir: str | os.PathLike[str] | None = None,
 ) -> RunResult:
     """Runs a scenario (a TOML file path or a dict of the same shape).
 
@@ -150,11 +199,21 @@ def run(
     A run whose estimated memory exceeds ``max_memory`` (bytes; default: the
     memory the system has available) is refused before it starts with a
     :class:`torrentlab.ScenarioError` naming the field that drives it.
+
+    Logs that grow with simulated time (``queue``, ``timeseries``, ``haves``,
+    ``chokes``, ``sends``) go to disk every :data:`SPILL_ROWS` rows, into a
+    hidden directory in ``spill_dir`` (default: the system's temporary
+    directory, ``TMPDIR``); the returned tables read them from there, memory
+    mapped, so a long run's logs need disk, not memory.
     """
     source, text, fmt = _source(scenario)
     seed, progress = inputs.seed(seed), inputs.progress(progress)
     check_memory(_core.validate(source, text, fmt), source, max_memory=max_memory)
-    raw = _core.run(source, text, fmt, seed, progress, cancel)
-    tables = {t: _arrow(raw[t]) for t in raw["tables"]}
+    spool = _Spool(spill_dir)
+    try:
+        raw = _core.run(source, text, fmt, seed, progress, cancel, spool.add, SPILL_ROWS)
+        tables = {t: spool.finish(t, _arrow(raw[t])) for t in raw["tables"]}
+    finally:
+        spool.close()
     name = tables["summary"].column("scenario")[0].as_py()
     return RunResult(name=name, tables=tables, perf=dict(raw["perf"]), kind=raw["kind"])

@@ -130,7 +130,7 @@ def _cmd_run(args) -> int:
                     seed=args.seed if args.seed is not None else info["seed"]) as tmp:
         with Progress(transient=True, console=err, disable=args.quiet) as bar:
             task = bar.add_task(f"running {info['name']}", total=info["duration_s"])
-            res = torrentlab.run(args.file, seed=args.seed, max_memory=args.max_memory,
+            res = torrentlab.run(args.file, seed=args.seed, max_memory=args.max_memory, spill_dir=tmp,
                                  progress=lambda t: bar.update(task, completed=t))
         res.write_into(tmp)
     if not args.quiet:

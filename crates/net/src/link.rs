@@ -259,6 +259,19 @@ impl Link {
         self.stats
     }
 
+    /// Retires everything dequeued by `now` and hands over the records logged
+    /// so far, leaving the monitor on (empty: not monitored). Records are the
+    /// same however often the log is drained.
+    pub fn drain_log(&mut self, now: Time) -> Vec<QueueRecord> {
+        self.retire(now);
+        self.log.as_mut().map_or_else(Vec::new, |l| std::mem::take(&mut l.records))
+    }
+
+    /// Records logged and not yet drained (0 when not monitored).
+    pub fn logged(&self) -> usize {
+        self.log.as_ref().map_or(0, |l| l.records.len())
+    }
+
     /// Retires everything dequeued by `now` and hands over the log (if monitored).
     pub fn take_log(&mut self, now: Time) -> Option<QueueLog> {
         self.retire(now);
@@ -347,6 +360,25 @@ mod tests {
         let left: Vec<_> = log.records.iter().map(|r| (r.time.0, r.packets_left, r.bytes_left)).collect();
         assert_eq!(left, vec![(0, 0, 0), (1_000_000, 1, 1000), (2_000_000, 1, 1000), (3_000_000, 0, 0)]);
         assert_eq!(log.records.last().unwrap().served_bytes, 4000);
+    }
+
+    #[test]
+    fn draining_the_log_as_the_run_goes_gives_the_records_of_one_take_at_the_end() {
+        let offers = [(0, 1000), (100_000, 1000), (200_000, 1000), (1_500_000, 1000), (1_600_000, 700)];
+        let mut whole = link(8_000_000, BufferLimit::Packets(2));
+        whole.enable_monitor();
+        let mut drained = link(8_000_000, BufferLimit::Packets(2));
+        drained.enable_monitor();
+        let mut parts = Vec::new();
+        for (t, bytes) in offers {
+            whole.offer(Time(t), bytes);
+            parts.extend(drained.drain_log(Time(t)));
+            drained.offer(Time(t), bytes);
+        }
+        assert_eq!(drained.logged(), 0);
+        parts.extend(drained.drain_log(Time(10_000_000)));
+        assert_eq!(parts, whole.take_log(Time(10_000_000)).unwrap().records);
+        assert_eq!((parts.len(), parts[3].dropped_packets), (4, 1), "four served, one dropped");
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! onto one exception class per kind; a panic becomes `SimulationError`, never a
 //! crash of the interpreter.
 
+use std::cell::RefCell;
 use std::ops::ControlFlow;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
@@ -18,8 +19,9 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
+use torrentlab_sim::watch::SPILL_ROWS;
 use torrentlab_sim::{
-    run_swarm_watched, run_watched, AnyScenario, ColumnData, Perf, ScenarioError as CoreScenarioError, Table,
+    run_swarm_watched, run_watched, AnyScenario, Spill, ColumnData, Perf, ScenarioError as CoreScenarioError, Table,
 };
 
 /// The engine's memory on transparent huge pages where Linux allows (a swarm
@@ -65,7 +67,8 @@ fn validate<'py>(py: Python<'py>, source: &str, text: Option<&str>, format: &str
     let d = PyDict::new(py);
     let scenario = load(py, source, text, format)?;
     // Estimated peak bytes of the run and the field that drives most of them.
-    let footprint = torrentlab_sim::footprint::estimate(&scenario);
+    // Runs from Python spill their growing logs to disk (see `run`).
+    let footprint = torrentlab_sim::footprint::estimate(&scenario).spilled(SPILL_ROWS as u64);
     d.set_item("memory_bytes", footprint.bytes)?;
     d.set_item("memory_field", footprint.field)?;
     match scenario {
@@ -94,18 +97,25 @@ fn validate<'py>(py: Python<'py>, source: &str, text: Option<&str>, format: &str
     Ok(d)
 }
 
-fn table_to_py<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyList>> {
+/// Little-endian bytes of 8-byte values, written straight into a Python
+/// `bytes` (no intermediate copy).
+fn le_bytes<'py, T: Copy>(py: Python<'py>, v: &[T], le: impl Fn(T) -> [u8; 8]) -> PyResult<Bound<'py, PyBytes>> {
+    PyBytes::new_with(py, v.len() * 8, |buf| {
+        for (out, x) in buf.chunks_exact_mut(8).zip(v) {
+            out.copy_from_slice(&le(*x));
+        }
+        Ok(())
+    })
+}
+
+/// A table as a list of `(name, kind, data)` columns; each column's Rust
+/// memory is freed as soon as it is copied, so a large table is not held twice.
+fn table_to_py(py: Python<'_>, t: Table) -> PyResult<Bound<'_, PyList>> {
     let cols = PyList::empty(py);
-    for c in &t.columns {
-        let (kind, data): (&str, PyObject) = match &c.data {
-            ColumnData::F64(v) => {
-                let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
-                ("f64", PyBytes::new(py, &bytes).into_any().unbind())
-            }
-            ColumnData::I64(v) => {
-                let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
-                ("i64", PyBytes::new(py, &bytes).into_any().unbind())
-            }
+    for c in t.columns {
+        let (kind, data): (&str, PyObject) = match c.data {
+            ColumnData::F64(v) => ("f64", le_bytes(py, &v, f64::to_le_bytes)?.into_any().unbind()),
+            ColumnData::I64(v) => ("i64", le_bytes(py, &v, i64::to_le_bytes)?.into_any().unbind()),
             ColumnData::Str(v) => ("str", PyList::new(py, v)?.into_any().unbind()),
         };
         cols.append((c.name, kind, data))?;
@@ -116,7 +126,7 @@ fn table_to_py<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyList>> 
 fn output_to_py<'py>(
     py: Python<'py>,
     kind: &str,
-    tables: &[(&'static str, Table)],
+    tables: Vec<(&'static str, Table)>,
     p: Perf,
     wall: f64,
 ) -> PyResult<Bound<'py, PyDict>> {
@@ -124,8 +134,8 @@ fn output_to_py<'py>(
     d.set_item("kind", kind)?;
     let names = PyList::empty(py);
     for (name, t) in tables {
-        d.set_item(*name, table_to_py(py, t)?)?;
-        names.append(*name)?;
+        d.set_item(name, table_to_py(py, t)?)?;
+        names.append(name)?;
     }
     d.set_item("tables", names)?;
     let perf = PyDict::new(py);
@@ -174,8 +184,14 @@ const LOOK_EVERY: std::time::Duration = std::time::Duration::from_millis(50);
 /// pending signal handlers (Ctrl-C raises `KeyboardInterrupt` from here, the
 /// run stopped), and stops when `cancel` is cancelled (raising `Cancelled`)
 /// or when `progress` raises (that exception comes out of `run`).
+///
+/// `spill`, if given, receives `(table, columns)` chunks of the logs that grow
+/// with simulated time whenever one holds `spill_rows` rows; the returned
+/// tables then hold only the rows after the last chunk. An exception raised
+/// by `spill` stops the run and comes out of `run`.
 #[pyfunction]
-#[pyo3(signature = (source, text=None, format="file", seed=None, progress=None, cancel=None))]
+#[pyo3(signature = (source, text=None, format="file", seed=None, progress=None, cancel=None, spill=None, spill_rows=SPILL_ROWS))]
+#[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
     source: &str,
@@ -184,24 +200,27 @@ fn run<'py>(
     seed: Option<u64>,
     progress: Option<PyObject>,
     cancel: Option<Py<CancelToken>>,
+    spill: Option<PyObject>,
+    spill_rows: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     let mut sc = load(py, source, text, format)?;
     if let Some(s) = seed {
         sc.set_seed(s);
     }
     let flag = cancel.map(|c| c.get().flag.clone());
-    let mut raised: Option<PyErr> = None;
     let result = py.allow_threads(|| {
         catch_unwind(AssertUnwindSafe(|| {
             // Wall time is measured around the run, never read inside it.
             let t0 = Instant::now();
             // The interpreter's heap on huge pages too (once per process).
             torrentlab_sim::adopt_heap();
+            // An exception from Python (a signal handler, progress, spill) stops the run.
+            let raised: RefCell<Option<PyErr>> = RefCell::new(None);
             let mut last_look = t0;
             let mut last_t = torrentlab_engine::Time::ZERO;
             let mut watch = |t: torrentlab_engine::Time| {
                 last_t = t;
-                if flag.as_ref().is_some_and(|f| f.load(Ordering::Relaxed)) {
+                if raised.borrow().is_some() || flag.as_ref().is_some_and(|f| f.load(Ordering::Relaxed)) {
                     return ControlFlow::Break(());
                 }
                 let now = Instant::now();
@@ -209,29 +228,46 @@ fn run<'py>(
                     return ControlFlow::Continue(());
                 }
                 last_look = now;
-                look(&progress, t, &mut raised)
+                look(&progress, t, &raised)
             };
+            let mut sink = |name: &'static str, chunk: Table| {
+                if raised.borrow().is_some() {
+                    return;
+                }
+                let Some(f) = &spill else { return };
+                Python::with_gil(|py| {
+                    if let Err(e) = table_to_py(py, chunk).and_then(|cols| f.call1(py, (name, cols))) {
+                        *raised.borrow_mut() = Some(e);
+                    }
+                });
+            };
+            let mut spilling = Spill { rows: spill_rows.max(1), sink: &mut sink };
+            let sp = spill.is_some().then_some(&mut spilling);
             let out = match &sc {
-                AnyScenario::Dumbbell(sc) => run_watched(sc, &mut watch).map(|o| {
+                AnyScenario::Dumbbell(sc) => run_watched(sc, &mut watch, sp).map(|o| {
                     let perf = o.perf;
                     ("dumbbell", o.into_tables(), perf)
                 }),
-                AnyScenario::Swarm(sc) => run_swarm_watched(sc, &mut watch).map(|o| ("swarm", o.tables, o.perf)),
+                AnyScenario::Swarm(sc) => {
+                    run_swarm_watched(sc, &mut watch, sp).map(|o| ("swarm", o.tables, o.perf))
+                }
             };
             // The last look, at the end of the run: progress sees the end time.
             let out = match out {
-                Ok(o) => match look(&progress, last_t, &mut raised) {
+                Ok(o) if raised.borrow().is_none() => match look(&progress, last_t, &raised) {
                     ControlFlow::Continue(()) => Ok(o),
                     ControlFlow::Break(()) => Err(None),
                 },
+                Ok(_) => Err(None),
                 Err(c) => Err(Some(c)),
             };
-            out.map(|(kind, tables, perf)| (kind, tables, perf, t0.elapsed().as_secs_f64()))
+            let wall = t0.elapsed().as_secs_f64();
+            (out.map(|(kind, tables, perf)| (kind, tables, perf, wall)), raised.into_inner())
         }))
     });
     match result {
-        Ok(Ok((kind, tables, perf, wall))) => output_to_py(py, kind, &tables, perf, wall),
-        Ok(Err(stopped)) => Err(raised.unwrap_or_else(|| {
+        Ok((Ok((kind, tables, perf, wall)), _)) => output_to_py(py, kind, tables, perf, wall),
+        Ok((Err(stopped), raised)) => Err(raised.unwrap_or_else(|| {
             let at = stopped.map_or(String::new(), |c| format!(" ({c})"));
             Cancelled::new_err(format!("{} was cancelled{at}", sc.name()))
         })),
@@ -249,7 +285,11 @@ fn run<'py>(
 /// One look at Python from a running engine: runs pending signal handlers and
 /// the progress callback. An exception from either stops the run and is kept
 /// in `raised`, to come out of `run`.
-fn look(progress: &Option<PyObject>, t: torrentlab_engine::Time, raised: &mut Option<PyErr>) -> ControlFlow<()> {
+fn look(
+    progress: &Option<PyObject>,
+    t: torrentlab_engine::Time,
+    raised: &RefCell<Option<PyErr>>,
+) -> ControlFlow<()> {
     Python::with_gil(|py| {
         let r = py.check_signals().and_then(|()| match progress {
             Some(p) => p.call1(py, (t.as_secs_f64(),)).map(drop),
@@ -258,7 +298,7 @@ fn look(progress: &Option<PyObject>, t: torrentlab_engine::Time, raised: &mut Op
         match r {
             Ok(()) => ControlFlow::Continue(()),
             Err(e) => {
-                *raised = Some(e);
+                *raised.borrow_mut() = Some(e);
                 ControlFlow::Break(())
             }
         }

@@ -76,6 +76,30 @@ pub struct Part {
     pub bytes: u64,
 }
 
+/// The parts that are logs a run can hand over in chunks as it goes (see
+/// [`crate::Spill`]).
+const SPILLED_LOGS: [&str; 5] = ["queue log", "time series", "haves log", "chokes log", "sends log"];
+
+impl Footprint {
+    /// The estimate when the growing logs are handed over (spilled to disk)
+    /// every `rows` rows: each log holds at most that many rows in memory.
+    pub fn spilled(&self, rows: u64) -> Footprint {
+        let parts = self
+            .parts
+            .iter()
+            .map(|p| {
+                let mut p = p.clone();
+                if SPILLED_LOGS.contains(&p.what) && p.count > rows {
+                    p.bytes = (p.bytes as f64 * rows as f64 / p.count as f64).ceil() as u64;
+                    p.count = rows;
+                }
+                p
+            })
+            .collect();
+        Parts(parts).finish()
+    }
+}
+
 /// Estimates the memory `sc` needs to run.
 pub fn estimate(sc: &AnyScenario) -> Footprint {
     match sc {
@@ -258,6 +282,25 @@ mod tests {
             (lo..=hi).contains(&r),
             "{what}: estimate {estimate} / measured {measured} = {r:.2}, not in {lo}..{hi}"
         );
+    }
+
+    #[test]
+    fn with_spilling_a_long_queue_log_holds_only_one_chunk_in_memory() {
+        let mut sc = match shipped("rossi2010/b-ledbat-vs-ledbat.toml") {
+            AnyScenario::Dumbbell(sc) => sc,
+            _ => unreachable!(),
+        };
+        sc.duration = torrentlab_engine::Duration::from_secs(30 * 24 * 3600);
+        let whole = dumbbell(&sc);
+        assert_eq!(whole.field, "metrics.queue_log");
+        assert!(whole.bytes > 20 << 30, "a month of dequeues at 10 Mbit/s: {} bytes", whole.bytes);
+        let spilled = whole.spilled(1 << 20);
+        let log = part(&spilled, "queue log");
+        assert_eq!(log.count, 1 << 20);
+        assert!(log.bytes < 200 << 20, "one chunk of rows: {} bytes", log.bytes);
+        assert!(spilled.bytes < whole.bytes / 50);
+        let state = |f: &Footprint| f.parts.iter().filter(|p| !SPILLED_LOGS.contains(&p.what)).map(|p| p.bytes).sum::<u64>();
+        assert_eq!(state(&spilled), state(&whole), "the engine's own state is not spilled");
     }
 
     const SMALL_SWARM: &str = r#"

@@ -29,7 +29,7 @@ pub use report::RunOutput;
 pub use scenario::{AnyScenario, Scenario, ScenarioError, SwarmScenario};
 pub use swarm::{run_swarm, run_swarm_watched, SwarmOutput};
 pub use table::{jain_index, Column, ColumnData, Table};
-pub use watch::{Cancelled, Watch};
+pub use watch::{Cancelled, Spill, Watch};
 pub use world::Perf;
 
 use std::ops::ControlFlow;
@@ -44,19 +44,25 @@ pub fn run(sc: &Scenario) -> RunOutput {
 /// Runs a scenario, calling `progress` with the simulated time at least once
 /// per simulated second (and once at the end).
 pub fn run_with_progress(sc: &Scenario, progress: &mut dyn FnMut(Time)) -> RunOutput {
-    run_watched(sc, &mut watch::progress_only(progress)).expect("a progress-only watch never stops a run")
+    run_watched(sc, &mut watch::progress_only(progress), None).expect("a progress-only watch never stops a run")
 }
 
 /// Runs a scenario under a [`Watch`], called at least once per simulated
 /// second and once per [`watch::WATCH_EVENTS`] events; a break stops the run
-/// and returns [`Cancelled`].
-pub fn run_watched(sc: &Scenario, watch: &mut Watch<'_>) -> Result<RunOutput, Cancelled> {
+/// and returns [`Cancelled`]. With a [`Spill`], the growing logs are handed
+/// over in chunks as the run goes, and the output holds only their last rows.
+pub fn run_watched(sc: &Scenario, watch: &mut Watch<'_>, spill: Option<&mut Spill<'_>>) -> Result<RunOutput, Cancelled> {
     let mut w = world::World::build(sc);
     let mut last = Time::ZERO;
-    match w.run(Duration::from_secs(1), &mut |t| {
-        last = t;
-        watch(t)
-    }) {
+    let flow = w.run(
+        Duration::from_secs(1),
+        &mut |t| {
+            last = t;
+            watch(t)
+        },
+        spill,
+    );
+    match flow {
         ControlFlow::Continue(()) => Ok(report::report(sc, w)),
         ControlFlow::Break(()) => Err(Cancelled { at: last }),
     }
@@ -67,7 +73,7 @@ pub fn run_watched(sc: &Scenario, watch: &mut Watch<'_>) -> Result<RunOutput, Ca
 /// the output and the packets in flight. For tests.
 pub fn run_checked(sc: &Scenario) -> (RunOutput, u64) {
     let mut w = world::World::build(sc);
-    let _ = w.run(Duration::from_secs(1), &mut |_| ControlFlow::Continue(()));
+    let _ = w.run(Duration::from_secs(1), &mut |_| ControlFlow::Continue(()), None);
     let s = w.net.stats();
     let (packets, bytes) = w.in_flight();
     assert_eq!(

@@ -72,20 +72,27 @@ impl Recorder {
         self.last_time = Some(now);
     }
 
-    pub fn into_table(self) -> Table {
+    /// Rows recorded and not yet taken.
+    pub fn rows(&self) -> usize {
+        self.time_s.len()
+    }
+
+    /// Hands over the rows recorded so far; sampling goes on (goodput still
+    /// counts from the last sample taken).
+    pub fn take_table(&mut self) -> Table {
         let mut t = Table::default();
-        t.f64("time_s", self.time_s)
-            .i64("flow", self.flow)
-            .i64("cwnd_bytes", self.cwnd_bytes)
-            .f64("cwnd_packets", self.cwnd_packets)
-            .f64("ssthresh_bytes", self.ssthresh_bytes)
-            .i64("in_flight_bytes", self.in_flight_bytes)
-            .f64("srtt_ms", self.srtt_ms)
-            .f64("queuing_delay_ms", self.queuing_delay_ms)
-            .i64("delivered_bytes", self.delivered_bytes)
-            .f64("goodput_bps", self.goodput_bps)
-            .i64("retransmitted_packets", self.retransmitted_packets)
-            .i64("timeouts", self.timeouts);
+        t.f64("time_s", std::mem::take(&mut self.time_s))
+            .i64("flow", std::mem::take(&mut self.flow))
+            .i64("cwnd_bytes", std::mem::take(&mut self.cwnd_bytes))
+            .f64("cwnd_packets", std::mem::take(&mut self.cwnd_packets))
+            .f64("ssthresh_bytes", std::mem::take(&mut self.ssthresh_bytes))
+            .i64("in_flight_bytes", std::mem::take(&mut self.in_flight_bytes))
+            .f64("srtt_ms", std::mem::take(&mut self.srtt_ms))
+            .f64("queuing_delay_ms", std::mem::take(&mut self.queuing_delay_ms))
+            .i64("delivered_bytes", std::mem::take(&mut self.delivered_bytes))
+            .f64("goodput_bps", std::mem::take(&mut self.goodput_bps))
+            .i64("retransmitted_packets", std::mem::take(&mut self.retransmitted_packets))
+            .i64("timeouts", std::mem::take(&mut self.timeouts));
         t
     }
 }

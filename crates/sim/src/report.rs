@@ -1,7 +1,7 @@
 //! The tables of a finished run: per-flow totals, the bottleneck queue log and
 //! the one-row summary.
 
-use torrentlab_net::LinkStats;
+use torrentlab_net::{LinkStats, QueueRecord};
 
 use crate::scenario::Scenario;
 use crate::table::{jain_index, Table};
@@ -108,11 +108,16 @@ pub(crate) fn report(sc: &Scenario, mut w: World) -> RunOutput {
         .i64("network_lost_packets", vec![ns.lost_packets as i64]);
 
     let perf = w.perf();
-    RunOutput { flows, timeseries: std::mem::take(&mut w.rec).into_table(), queue, summary, perf }
+    RunOutput { flows, timeseries: w.rec.take_table(), queue, summary, perf }
 }
 
 fn queue_table(w: &mut World) -> Table {
     let records = w.net.link_mut(w.bottleneck).take_log(w.end).map(|l| l.records).unwrap_or_default();
+    queue_rows(&records)
+}
+
+/// The `queue` table's rows for these dequeue records.
+pub(crate) fn queue_rows(records: &[QueueRecord]) -> Table {
     let mut t = Table::default();
     t.f64("time_s", records.iter().map(|r| r.time.as_secs_f64()).collect())
         .i64("bytes", records.iter().map(|r| r.bytes_left as i64).collect())

@@ -1,4 +1,5 @@
-//! Watching a run from outside: progress and cancellation.
+//! Watching a run from outside: progress, cancellation, and the rows of its
+//! growing logs handed over as it goes.
 //!
 //! The event loops call a [`Watch`] with the simulated time at least once per
 //! progress interval of simulated time and once per [`WATCH_EVENTS`] events.
@@ -11,6 +12,8 @@ use std::fmt;
 use std::ops::ControlFlow;
 
 use torrentlab_engine::Time;
+
+use crate::table::Table;
 
 /// Called by an event loop with the simulated time; `Break` stops the run.
 pub type Watch<'a> = dyn FnMut(Time) -> ControlFlow<()> + 'a;
@@ -40,4 +43,22 @@ pub fn progress_only(progress: &mut dyn FnMut(Time)) -> impl FnMut(Time) -> Cont
         progress(t);
         ControlFlow::Continue(())
     }
+}
+
+/// Rows a log holds in memory before the Python front hands them to disk
+/// (see [`Spill`]): 2^20 rows, 8 to 100 MB depending on the table.
+pub const SPILL_ROWS: usize = 1 << 20;
+
+/// Where a run hands over the rows of its logs that grow with simulated time
+/// (the dumbbell's `queue` and `timeseries`, a swarm's `haves`, `chokes` and
+/// `sends`), so they need not grow in memory. At each call of the watch, a
+/// log holding `rows` or more rows is handed to `sink` as a chunk and emptied;
+/// the run's final tables hold only the rows after the last chunk. The chunks
+/// of a table, in order, followed by its final rows, are exactly the rows a
+/// run without spilling gives.
+pub struct Spill<'a> {
+    /// Rows a log may hold before it is handed over.
+    pub rows: usize,
+    /// Receives a table's name and a chunk of its rows.
+    pub sink: &'a mut dyn FnMut(&'static str, Table),
 }

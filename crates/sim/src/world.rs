@@ -16,7 +16,8 @@ use crate::event_bits;
 use crate::recorder::Recorder;
 use crate::scenario::{ClockOffsets, Scenario, StartSpec};
 use crate::timer::{Tag, Timer};
-use crate::watch::{Watch, WATCH_EVENTS};
+use crate::report::queue_rows;
+use crate::watch::{Spill, Watch, WATCH_EVENTS};
 
 /// RNG stream kind tag for flows (see [`EntityId::new`]).
 const RNG_KIND_FLOW: u16 = 2;
@@ -280,7 +281,7 @@ impl World {
     /// called with the simulated time at least once per `every` of simulated
     /// time and once per [`WATCH_EVENTS`] events, so a caller can stop a run
     /// within milliseconds of wall time whatever the scenario.
-    pub fn run(&mut self, every: Duration, watch: &mut Watch<'_>) -> ControlFlow<()> {
+    pub fn run(&mut self, every: Duration, watch: &mut Watch<'_>, mut spill: Option<&mut Spill<'_>>) -> ControlFlow<()> {
         let mut next_progress = Time::ZERO + every;
         let mut countdown = WATCH_EVENTS;
         while let Some((now, ev)) = self.q.pop() {
@@ -291,6 +292,9 @@ impl World {
                     next_progress = now + every;
                 }
                 watch(now)?;
+                if let Some(sp) = spill.as_deref_mut() {
+                    self.spill(now, sp);
+                }
             }
             match ev {
                 Ev::Lane { lane } => {
@@ -340,6 +344,18 @@ impl World {
             }
         }
         watch(self.end)
+    }
+
+    /// Hands over the queue log and the time series when they have grown to
+    /// `sp.rows` rows (see [`Spill`]).
+    fn spill(&mut self, now: Time, sp: &mut Spill<'_>) {
+        let link = self.net.link_mut(self.bottleneck);
+        if link.logged() >= sp.rows {
+            (sp.sink)("queue", queue_rows(&link.drain_log(now)));
+        }
+        if self.rec.rows() >= sp.rows {
+            (sp.sink)("timeseries", self.rec.take_table());
+        }
     }
 
     fn arrive_host(&mut self, now: Time, p: Packet) {

@@ -14,24 +14,35 @@ use std::ops::ControlFlow;
 use torrentlab_engine::{Duration, Time};
 
 use crate::scenario::SwarmScenario;
-use crate::watch::{progress_only, Cancelled, Watch};
+use crate::watch::{progress_only, Cancelled, Spill, Watch};
 
 /// Runs a swarm until every leecher is done (or the scenario's duration),
 /// calling `progress` with the simulated time at least once per simulated minute.
 pub fn run_swarm(sc: &SwarmScenario, progress: &mut dyn FnMut(Time)) -> SwarmOutput {
-    run_swarm_watched(sc, &mut progress_only(progress)).expect("a progress-only watch never stops a run")
+    run_swarm_watched(sc, &mut progress_only(progress), None).expect("a progress-only watch never stops a run")
 }
 
 /// Runs a swarm under a [`Watch`], called at least once per simulated minute
 /// and once per [`crate::watch::WATCH_EVENTS`] events; a break stops the run
-/// and returns [`Cancelled`].
-pub fn run_swarm_watched(sc: &SwarmScenario, watch: &mut Watch<'_>) -> Result<SwarmOutput, Cancelled> {
+/// and returns [`Cancelled`]. With a [`Spill`], `haves`, `chokes` and `sends`
+/// are handed over in chunks as the run goes, and the output holds only their
+/// last rows.
+pub fn run_swarm_watched(
+    sc: &SwarmScenario,
+    watch: &mut Watch<'_>,
+    spill: Option<&mut Spill<'_>>,
+) -> Result<SwarmOutput, Cancelled> {
     let mut w = world::SwarmWorld::build(sc);
     let mut last = Time::ZERO;
-    match w.run(Duration::from_secs(60), &mut |t| {
-        last = t;
-        watch(t)
-    }) {
+    let flow = w.run(
+        Duration::from_secs(60),
+        &mut |t| {
+            last = t;
+            watch(t)
+        },
+        spill,
+    );
+    match flow {
         ControlFlow::Continue(()) => Ok(report::report(sc, w)),
         ControlFlow::Break(()) => Err(Cancelled { at: last }),
     }
@@ -42,7 +53,7 @@ pub fn run_swarm_watched(sc: &SwarmScenario, watch: &mut Watch<'_>) -> Result<Sw
 /// packets in flight. For tests.
 pub fn run_swarm_checked(sc: &SwarmScenario) -> (SwarmOutput, u64) {
     let mut w = world::SwarmWorld::build(sc);
-    let _ = w.run(Duration::from_secs(60), &mut |_| ControlFlow::Continue(()));
+    let _ = w.run(Duration::from_secs(60), &mut |_| ControlFlow::Continue(()), None);
     let s = w.net.stats();
     let (packets, bytes) = w.in_flight();
     assert_eq!(s.sent_packets, s.delivered_packets + s.dropped_packets + s.lost_packets + packets);

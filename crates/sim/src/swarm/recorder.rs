@@ -7,6 +7,7 @@ use torrentlab_engine::{Duration, Time};
 use torrentlab_transport::tcp::TcpConnection;
 
 use crate::scenario::swarm::SwarmMetrics;
+use crate::table::Table;
 
 /// Gap histogram: 10 log-spaced bins per decade from 1 us to 10^4 s; bin 0
 /// holds gaps under 1 us (sends in the same instant).
@@ -46,6 +47,40 @@ pub(crate) struct SwarmRecorder {
 }
 
 impl SwarmRecorder {
+    /// Rows in the largest of the logs that grow as the run goes (`haves`,
+    /// `chokes`, `sends`), not yet taken.
+    pub fn log_rows(&self) -> usize {
+        self.have_t.len().max(self.choke_t.len()).max(self.send_t.len())
+    }
+
+    /// Hands over the rows of `haves`, `chokes` and `sends` recorded so far;
+    /// recording goes on.
+    pub fn take_logs(&mut self) -> [(&'static str, Table); 3] {
+        let take_f = |v: &mut Vec<f64>| std::mem::take(v);
+        let take_i = |v: &mut Vec<i64>| std::mem::take(v);
+        let mut haves = Table::default();
+        haves.f64("time_s", take_f(&mut self.have_t)).i64("peer", take_i(&mut self.have_peer)).i64(
+            "piece",
+            take_i(&mut self.have_piece),
+        );
+        let mut chokes = Table::default();
+        chokes
+            .f64("time_s", take_f(&mut self.choke_t))
+            .i64("peer", take_i(&mut self.choke_peer))
+            .i64("remote", take_i(&mut self.choke_remote))
+            .i64("choked", take_i(&mut self.choke_choked));
+        let mut sends = Table::default();
+        sends
+            .f64("time_s", take_f(&mut self.send_t))
+            .i64("peer", take_i(&mut self.send_peer))
+            .i64("conn", take_i(&mut self.send_conn))
+            .i64("bytes", take_i(&mut self.send_bytes))
+            .f64("gap_s", take_f(&mut self.send_gap_s))
+            .f64("srtt_ms", take_f(&mut self.send_srtt_ms))
+            .i64("cwnd_bytes", take_i(&mut self.send_cwnd));
+        [("haves", haves), ("chokes", chokes), ("sends", sends)]
+    }
+
     pub fn new(m: &SwarmMetrics, peers: usize) -> Self {
         SwarmRecorder {
             haves: m.haves,

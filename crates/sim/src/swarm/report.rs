@@ -88,23 +88,8 @@ pub(crate) fn report(sc: &SwarmScenario, mut w: SwarmWorld) -> SwarmOutput {
             .i64("timeouts", col(&|c| c.ep[0].sender().stats().timeouts + c.ep[1].sender().stats().timeouts));
     }
 
-    let mut haves = Table::default();
-    haves.f64("time_s", rec.have_t).i64("peer", rec.have_peer).i64("piece", rec.have_piece);
-    let mut chokes = Table::default();
-    chokes
-        .f64("time_s", rec.choke_t)
-        .i64("peer", rec.choke_peer)
-        .i64("remote", rec.choke_remote)
-        .i64("choked", rec.choke_choked);
-    let mut sends = Table::default();
-    sends
-        .f64("time_s", rec.send_t)
-        .i64("peer", rec.send_peer)
-        .i64("conn", rec.send_conn)
-        .i64("bytes", rec.send_bytes)
-        .f64("gap_s", rec.send_gap_s)
-        .f64("srtt_ms", rec.send_srtt_ms)
-        .i64("cwnd_bytes", rec.send_cwnd);
+    let mut rec = rec;
+    let [(_, haves), (_, chokes), (_, sends)] = rec.take_logs();
     let mut gaps = Table::default();
     let edges: Vec<(f64, f64)> = (0..rec.gap_hist.len()).map(gap_edges).collect();
     gaps.f64("gap_lo_s", edges.iter().map(|e| e.0).collect())

@@ -24,7 +24,7 @@ use crate::event_bits;
 use crate::hugepages;
 use crate::scenario::swarm::{Departure, JoinSpec, SwarmScenario};
 use crate::timer::{Firing, Tag, Timer};
-use crate::watch::{Watch, WATCH_EVENTS};
+use crate::watch::{Spill, Watch, WATCH_EVENTS};
 
 mod cycles;
 mod hints;
@@ -427,7 +427,7 @@ impl SwarmWorld {
     /// the scenario's duration.
     /// `watch` is called with the simulated time at least once per `every` of
     /// simulated time and once per [`WATCH_EVENTS`] events; a break stops the run.
-    pub fn run(&mut self, every: Duration, watch: &mut Watch<'_>) -> ControlFlow<()> {
+    pub fn run(&mut self, every: Duration, watch: &mut Watch<'_>, mut spill: Option<&mut Spill<'_>>) -> ControlFlow<()> {
         let mut next_progress = Time::ZERO + every;
         let mut countdown = WATCH_EVENTS;
         while let Some((now, ev)) = self.q.pop_sifted(|at, ev| sift_timer(&mut self.conns, at, ev)) {
@@ -438,6 +438,13 @@ impl SwarmWorld {
                     next_progress = now + every;
                 }
                 watch(now)?;
+                if let Some(sp) = spill.as_deref_mut() {
+                    if self.rec.log_rows() >= sp.rows {
+                        for (name, chunk) in self.rec.take_logs() {
+                            (sp.sink)(name, chunk);
+                        }
+                    }
+                }
             }
             self.cycles.begin();
             match ev {
