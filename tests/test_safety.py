@@ -192,3 +192,14 @@ def test_a_run_estimated_to_need_more_memory_than_allowed_is_refused_naming_the_
     r = cli("run", str(LONG), "-o", str(tmp_path / "out"), "--max-memory", "1 MB")
     one_line_error(r, "memory", "peers")
     assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("args", [["bench", "--repeat", "50"], ["reproduce", "rossi2010", "-o", "rep"]],
+                         ids=["bench", "reproduce"])
+def test_bench_and_reproduce_stop_within_two_seconds_of_ctrl_c_and_leave_nothing(tmp_path, args):
+    p = start(*args, "-q" if args[0] == "reproduce" else "--json", cwd=tmp_path)
+    took, err = stop(p, signal.SIGINT, after=3.0)
+    assert p.returncode == 130, err
+    assert took < 2.0, f"took {took:.2f} s to stop"
+    assert "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []
