@@ -203,3 +203,22 @@ def test_bench_and_reproduce_stop_within_two_seconds_of_ctrl_c_and_leave_nothing
     assert took < 2.0, f"took {took:.2f} s to stop"
     assert "Traceback" not in err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_sweep_of_a_hundred_million_runs_is_refused_up_front_naming_runs(tmp_path):
+    (tmp_path / "s.toml").write_text(SHORT.read_text())
+    (tmp_path / "huge.sweep.toml").write_text('base = "s.toml"\nruns = 100000000\n')
+    t0 = time.monotonic()
+    r = cli("sweep", str(tmp_path / "huge.sweep.toml"), "-o", str(tmp_path / "out"))
+    one_line_error(r, "runs", "100,000,000", "at most 1,000,000")
+    assert time.monotonic() - t0 < 10
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["huge.sweep.toml", "s.toml"]
+
+
+def test_a_sweep_checks_every_grid_point_before_it_runs_any(tmp_path):
+    (tmp_path / "s.toml").write_text(SHORT.read_text())
+    (tmp_path / "bad.sweep.toml").write_text(
+        'base = "s.toml"\nruns = 3\n[grid]\n"network.bottleneck.capacity" = ["10 Mbit/s", "-1 Mbit/s"]\n')
+    r = cli("sweep", str(tmp_path / "bad.sweep.toml"), "-o", str(tmp_path / "out"))
+    one_line_error(r, "network.bottleneck.capacity", "-1 Mbit/s")
+    assert not (tmp_path / "out").exists()
