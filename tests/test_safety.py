@@ -222,3 +222,12 @@ def test_a_sweep_checks_every_grid_point_before_it_runs_any(tmp_path):
     r = cli("sweep", str(tmp_path / "bad.sweep.toml"), "-o", str(tmp_path / "out"))
     one_line_error(r, "network.bottleneck.capacity", "-1 Mbit/s")
     assert not (tmp_path / "out").exists()
+
+
+def test_an_old_result_left_aside_by_a_writer_killed_mid_swap_is_removed_by_the_next_writer(tmp_path):
+    stale = tmp_path / ".out.old-4242"
+    stale.mkdir()
+    (stale / "manifest.json").write_text("{}")
+    r = cli("run", str(SHORT), "-o", str(tmp_path / "out"), "-q")
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]

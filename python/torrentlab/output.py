@@ -16,14 +16,17 @@ result goes through :func:`atomic_dir`:
    by the next writer.
 3. When the block ends without error, the destination is checked again and
    the partial directory is renamed into place (an older torrentlab result is
-   moved aside first and removed after). On any error or interrupt, the partial
-   directory is removed and the destination is left as it was.
+   moved aside to ``.<name>.old-<pid>`` first and removed after; one left by a
+   writer killed in between is removed by the next writer). On any error or
+   interrupt, the partial directory is removed and the destination is left as
+   it was.
 """
 
 from __future__ import annotations
 
 import errno
 import fcntl
+import glob
 import json
 import os
 import shutil
@@ -152,6 +155,10 @@ def _claim(partial: Path) -> int:
         fd = os.open(partial / _LOCK, os.O_CREAT | os.O_RDWR, 0o600)
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # new: nobody else holds it
         os.write(fd, f"{os.getpid()}\n".encode())
+        # An older result moved aside by a writer killed while swapping it out.
+        name = partial.name.removesuffix(".partial")
+        for old in partial.parent.glob(f"{glob.escape(name)}.old-*"):
+            shutil.rmtree(old, ignore_errors=True)
         return fd
     raise _busy(partial)
 
