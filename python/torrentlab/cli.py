@@ -50,7 +50,7 @@ def _validate_sweep(path: str) -> str:
     description, or raises ScenarioError naming the sweep file, the field and
     the grid point."""
     from torrentlab.inputs import error
-    from torrentlab.sweep import Sweep, label, load_toml
+    from torrentlab.sweep import Sweep, load_toml
 
     try:
         sweep = Sweep.from_file(path)
@@ -62,13 +62,7 @@ def _validate_sweep(path: str) -> str:
         raise error(path, "base", str(e)) from None
     points = sweep.points()
     for quick in (False, True) if sweep.quick else (False,):
-        for params, doc in sweep.point_docs(quick=quick):
-            try:
-                torrentlab.validate(doc)
-            except ScenarioError as e:
-                where = [f"grid point {', '.join(f'{k} = {label(v)}' for k, v in params)}"] if params else []
-                where += ["with the [quick] overrides"] if quick else []
-                raise error(path, e.field, f"{e.detail} ({'; '.join(where) or 'base'})") from None
+        sweep.check(path, quick)
     quick_runs = f", {sweep.quick_runs} with --quick" if sweep.quick_runs != sweep.runs else ""
     return (f"sweep of {points} grid point{'s' * (points != 1)} x {sweep.runs} run{'s' * (sweep.runs != 1)}"
             f"{quick_runs}, over {_describe(info)}")
@@ -149,22 +143,6 @@ def _cmd_reproduce(args) -> int:
     return 0
 
 
-def _check_sweep(sweep, path: str, quick: bool, workers: int, max_memory: int | None) -> None:
-    """Validates every grid point of a sweep and checks its memory, before any runs."""
-    from torrentlab.guards import check_memory
-    from torrentlab.inputs import error
-    from torrentlab.sweep import label
-
-    at_once = min(workers, sweep.count(quick))
-    for params, doc in sweep.point_docs(quick=quick):
-        try:
-            info = torrentlab.validate(doc)
-            check_memory(info, path, max_memory=max_memory, at_once=at_once)
-        except ScenarioError as e:
-            where = f" (grid point {', '.join(f'{k} = {label(v)}' for k, v in params)})" if params else ""
-            raise error(path, e.field, f"{e.detail}{where}") from None
-
-
 def _cmd_sweep(args) -> int:
     import pandas as pd
 
@@ -173,7 +151,9 @@ def _cmd_sweep(args) -> int:
 
     sweep = Sweep.from_file(args.file)
     workers = args.jobs or os.cpu_count() or 1
-    _check_sweep(sweep, args.file, args.quick, workers, args.max_memory)
+    # Every point is checked before any runs.
+    sweep.check(args.file, args.quick, memory=True, max_memory=args.max_memory,
+                at_once=min(workers, sweep.count(args.quick)))
     jobs = sweep.jobs(quick=args.quick)
     name = Path(args.file).name.removesuffix(".toml").removesuffix(".sweep")
     dest = Path(args.output) if args.output else Path("results") / name
@@ -433,7 +413,8 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:  # a bug: say so plainly, traceback only on request
         if os.environ.get("TORRENTLAB_DEBUG"):
             raise
-        err.print(f"[red]internal error[/]: {type(e).__name__}: {escape(str(e))} (set TORRENTLAB_DEBUG=1 for a traceback)",
+        err.print(f"[red]internal error[/]: {type(e).__name__}: {escape(str(e))} "
+                  "(set TORRENTLAB_DEBUG=1 for a traceback)",
                   highlight=False, soft_wrap=True)
         return 1
 

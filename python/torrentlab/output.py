@@ -165,7 +165,8 @@ def _claim(partial: Path) -> int:
 
 def _busy(partial: Path) -> OutputError:
     out = partial.parent / partial.name[1:].removesuffix(".partial")
-    return OutputError(out, "another torrentlab process is writing this result now; wait for it or use another directory")
+    return OutputError(
+        out, "another torrentlab process is writing this result now; wait for it or use another directory")
 
 
 def _remove_stale(partial: Path) -> None:

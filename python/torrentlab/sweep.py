@@ -27,11 +27,11 @@ import itertools
 import math
 import os
 import sys
-from collections.abc import Iterable, Iterator, Sized
+from collections.abc import Callable, Iterable, Iterator, Sized
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pandas as pd
 
@@ -122,7 +122,7 @@ class Sweep:
     quick: dict[str, Any] | None = None
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike[str]) -> "Sweep":
+    def from_file(cls, path: str | os.PathLike[str]) -> Sweep:
         p = Path(path)
         doc = load_toml(p)
         unknown = set(doc) - {"base", "runs", "quick_runs", "grid", "quick"}
@@ -192,9 +192,30 @@ class Sweep:
             if quick:
                 for k, v in (self.quick or {}).items():
                     set_dotted(doc, k, v)
-            for k, v in zip(keys, values):
+            for k, v in zip(keys, values, strict=True):
                 _apply(doc, k, v)
-            yield tuple(zip(keys, values)), doc
+            yield tuple(zip(keys, values, strict=True)), doc
+
+
+    def check(self, path: str | os.PathLike[str], quick: bool = False, *, memory: bool = False,
+              max_memory: int | None = None, at_once: int = 1) -> None:
+        """Validates every grid point's scenario (with the ``[quick]``
+        overrides when `quick`) and, with `memory`, checks that `at_once` runs
+        of it fit in memory (see :func:`torrentlab.guards.check_memory`).
+        Raises a ScenarioError naming the sweep file, the field and the point."""
+        from torrentlab.api import validate
+        from torrentlab.guards import check_memory
+        from torrentlab.inputs import error
+
+        for params, doc in self.point_docs(quick=quick):
+            try:
+                info = validate(doc)
+                if memory:
+                    check_memory(info, os.fspath(path), max_memory=max_memory, at_once=at_once)
+            except ScenarioError as e:
+                where = [f"grid point {', '.join(f'{k} = {label(v)}' for k, v in params)}"] if params else []
+                where += ["with the [quick] overrides"] if quick else []
+                raise error(os.fspath(path), e.field, f"{e.detail} ({'; '.join(where) or 'base'})") from None
 
 
 class Jobs:
