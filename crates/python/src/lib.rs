@@ -21,7 +21,7 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 
 use torrentlab_sim::watch::SPILL_ROWS;
 use torrentlab_sim::{
-    run_swarm_watched, run_watched, AnyScenario, Spill, ColumnData, Perf, ScenarioError as CoreScenarioError, Table,
+    run_swarm_watched, run_watched, AnyScenario, ColumnData, Perf, ScenarioError as CoreScenarioError, Spill, Table,
 };
 
 /// The engine's memory on transparent huge pages where Linux allows (a swarm
@@ -39,7 +39,12 @@ create_exception!(
     "A scenario that cannot be run. Attributes: file, field, detail."
 );
 create_exception!(_core, SimulationError, TorrentlabError, "The engine failed while running a valid scenario (a bug).");
-create_exception!(_core, Cancelled, TorrentlabError, "A run stopped through its CancelToken before the end; it has no results.");
+create_exception!(
+    _core,
+    Cancelled,
+    TorrentlabError,
+    "A run stopped through its CancelToken before the end; it has no results."
+);
 
 fn scenario_err(py: Python<'_>, e: CoreScenarioError) -> PyErr {
     let err = ScenarioError::new_err(e.to_string());
@@ -248,9 +253,7 @@ fn run<'py>(
                     let perf = o.perf;
                     ("dumbbell", o.into_tables(), perf)
                 }),
-                AnyScenario::Swarm(sc) => {
-                    run_swarm_watched(sc, &mut watch, sp).map(|o| ("swarm", o.tables, o.perf))
-                }
+                AnyScenario::Swarm(sc) => run_swarm_watched(sc, &mut watch, sp).map(|o| ("swarm", o.tables, o.perf)),
             };
             // The last look, at the end of the run: progress sees the end time.
             let out = match out {
@@ -285,11 +288,7 @@ fn run<'py>(
 /// One look at Python from a running engine: runs pending signal handlers and
 /// the progress callback. An exception from either stops the run and is kept
 /// in `raised`, to come out of `run`.
-fn look(
-    progress: &Option<PyObject>,
-    t: torrentlab_engine::Time,
-    raised: &RefCell<Option<PyErr>>,
-) -> ControlFlow<()> {
+fn look(progress: &Option<PyObject>, t: torrentlab_engine::Time, raised: &RefCell<Option<PyErr>>) -> ControlFlow<()> {
     Python::with_gil(|py| {
         let r = py.check_signals().and_then(|()| match progress {
             Some(p) => p.call1(py, (t.as_secs_f64(),)).map(drop),

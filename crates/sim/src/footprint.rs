@@ -299,7 +299,8 @@ mod tests {
         assert_eq!(log.count, 1 << 20);
         assert!(log.bytes < 200 << 20, "one chunk of rows: {} bytes", log.bytes);
         assert!(spilled.bytes < whole.bytes / 50);
-        let state = |f: &Footprint| f.parts.iter().filter(|p| !SPILLED_LOGS.contains(&p.what)).map(|p| p.bytes).sum::<u64>();
+        let state =
+            |f: &Footprint| f.parts.iter().filter(|p| !SPILLED_LOGS.contains(&p.what)).map(|p| p.bytes).sum::<u64>();
         assert_eq!(state(&spilled), state(&whole), "the engine's own state is not spilled");
     }
 

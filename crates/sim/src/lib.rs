@@ -51,7 +51,11 @@ pub fn run_with_progress(sc: &Scenario, progress: &mut dyn FnMut(Time)) -> RunOu
 /// second and once per [`watch::WATCH_EVENTS`] events; a break stops the run
 /// and returns [`Cancelled`]. With a [`Spill`], the growing logs are handed
 /// over in chunks as the run goes, and the output holds only their last rows.
-pub fn run_watched(sc: &Scenario, watch: &mut Watch<'_>, spill: Option<&mut Spill<'_>>) -> Result<RunOutput, Cancelled> {
+pub fn run_watched(
+    sc: &Scenario,
+    watch: &mut Watch<'_>,
+    spill: Option<&mut Spill<'_>>,
+) -> Result<RunOutput, Cancelled> {
     let mut w = world::World::build(sc);
     let mut last = Time::ZERO;
     let flow = w.run(

@@ -14,9 +14,9 @@ use torrentlab_transport::utp::{UtpSocket, Variant};
 
 use crate::event_bits;
 use crate::recorder::Recorder;
+use crate::report::queue_rows;
 use crate::scenario::{ClockOffsets, Scenario, StartSpec};
 use crate::timer::{Tag, Timer};
-use crate::report::queue_rows;
 use crate::watch::{Spill, Watch, WATCH_EVENTS};
 
 /// RNG stream kind tag for flows (see [`EntityId::new`]).
@@ -281,7 +281,12 @@ impl World {
     /// called with the simulated time at least once per `every` of simulated
     /// time and once per [`WATCH_EVENTS`] events, so a caller can stop a run
     /// within milliseconds of wall time whatever the scenario.
-    pub fn run(&mut self, every: Duration, watch: &mut Watch<'_>, mut spill: Option<&mut Spill<'_>>) -> ControlFlow<()> {
+    pub fn run(
+        &mut self,
+        every: Duration,
+        watch: &mut Watch<'_>,
+        mut spill: Option<&mut Spill<'_>>,
+    ) -> ControlFlow<()> {
         let mut next_progress = Time::ZERO + every;
         let mut countdown = WATCH_EVENTS;
         while let Some((now, ev)) = self.q.pop() {

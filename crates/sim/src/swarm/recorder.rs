@@ -59,10 +59,10 @@ impl SwarmRecorder {
         let take_f = |v: &mut Vec<f64>| std::mem::take(v);
         let take_i = |v: &mut Vec<i64>| std::mem::take(v);
         let mut haves = Table::default();
-        haves.f64("time_s", take_f(&mut self.have_t)).i64("peer", take_i(&mut self.have_peer)).i64(
-            "piece",
-            take_i(&mut self.have_piece),
-        );
+        haves
+            .f64("time_s", take_f(&mut self.have_t))
+            .i64("peer", take_i(&mut self.have_peer))
+            .i64("piece", take_i(&mut self.have_piece));
         let mut chokes = Table::default();
         chokes
             .f64("time_s", take_f(&mut self.choke_t))

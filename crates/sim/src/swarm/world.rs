@@ -427,7 +427,12 @@ impl SwarmWorld {
     /// the scenario's duration.
     /// `watch` is called with the simulated time at least once per `every` of
     /// simulated time and once per [`WATCH_EVENTS`] events; a break stops the run.
-    pub fn run(&mut self, every: Duration, watch: &mut Watch<'_>, mut spill: Option<&mut Spill<'_>>) -> ControlFlow<()> {
+    pub fn run(
+        &mut self,
+        every: Duration,
+        watch: &mut Watch<'_>,
+        mut spill: Option<&mut Spill<'_>>,
+    ) -> ControlFlow<()> {
         let mut next_progress = Time::ZERO + every;
         let mut countdown = WATCH_EVENTS;
         while let Some((now, ev)) = self.q.pop_sifted(|at, ev| sift_timer(&mut self.conns, at, ev)) {
