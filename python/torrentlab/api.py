@@ -9,10 +9,9 @@ import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -20,6 +19,9 @@ from torrentlab import _core, inputs
 from torrentlab._core import CancelToken
 from torrentlab.guards import check_memory
 from torrentlab.output import atomic_dir
+
+if TYPE_CHECKING:  # pandas is imported when a table is read, not to start the CLI
+    import pandas as pd
 
 ScenarioLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 

@@ -35,13 +35,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from torrentlab.exceptions import OutputError
+
+if TYPE_CHECKING:  # pandas is imported when a table is read, not to start the CLI
+    import pandas as pd
 
 #: The marker file of a torrentlab result directory.
 MANIFEST = "manifest.json"

@@ -31,13 +31,14 @@ from collections.abc import Callable, Iterable, Iterator, Sized
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from torrentlab._core import CancelToken
 from torrentlab.api import RunResult, run
 from torrentlab.exceptions import ScenarioError
+
+if TYPE_CHECKING:  # pandas is imported when a table is read, not to start the CLI
+    import pandas as pd
 
 if sys.version_info >= (3, 11):
     import tomllib
