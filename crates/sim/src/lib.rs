@@ -57,19 +57,8 @@ pub fn run_watched(
     spill: Option<&mut Spill<'_>>,
 ) -> Result<RunOutput, Cancelled> {
     let mut w = world::World::build(sc);
-    let mut last = Time::ZERO;
-    let flow = w.run(
-        Duration::from_secs(1),
-        &mut |t| {
-            last = t;
-            watch(t)
-        },
-        spill,
-    );
-    match flow {
-        ControlFlow::Continue(()) => Ok(report::report(sc, w)),
-        ControlFlow::Break(()) => Err(Cancelled { at: last }),
-    }
+    watch::watched(watch, |watch| w.run(Duration::from_secs(1), watch, spill))?;
+    Ok(report::report(sc, w))
 }
 
 /// Runs a scenario and checks conservation at the end: every packet and every

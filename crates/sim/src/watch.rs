@@ -11,7 +11,7 @@
 use std::fmt;
 use std::ops::ControlFlow;
 
-use torrentlab_engine::Time;
+use torrentlab_engine::{Duration, Time};
 
 use crate::table::Table;
 
@@ -21,6 +21,51 @@ pub type Watch<'a> = dyn FnMut(Time) -> ControlFlow<()> + 'a;
 /// Events between two calls of the watch, whatever the simulated time does
 /// (at a few million events per wall second, about every 10-20 ms of wall time).
 pub const WATCH_EVENTS: u32 = 1 << 16;
+
+/// When an event loop calls its watch: once `every` of simulated time has
+/// passed since the last call for time, or [`WATCH_EVENTS`] events since the
+/// last call, whichever comes first.
+pub(crate) struct Pacer {
+    every: Duration,
+    next: Time,
+    countdown: u32,
+}
+
+impl Pacer {
+    pub fn new(every: Duration) -> Self {
+        Pacer { every, next: Time::ZERO + every, countdown: WATCH_EVENTS }
+    }
+
+    /// Counts one event at `now`; true when the watch is due.
+    #[inline]
+    pub fn due(&mut self, now: Time) -> bool {
+        self.countdown -= 1;
+        if now < self.next && self.countdown > 0 {
+            return false;
+        }
+        self.countdown = WATCH_EVENTS;
+        if now >= self.next {
+            self.next = now + self.every;
+        }
+        true
+    }
+}
+
+/// Runs an event loop (`run`, given the watch to call) under `watch`; a break
+/// becomes [`Cancelled`] at the last simulated time watched.
+pub(crate) fn watched(
+    watch: &mut Watch<'_>,
+    run: impl FnOnce(&mut Watch<'_>) -> ControlFlow<()>,
+) -> Result<(), Cancelled> {
+    let mut last = Time::ZERO;
+    match run(&mut |t| {
+        last = t;
+        watch(t)
+    }) {
+        ControlFlow::Continue(()) => Ok(()),
+        ControlFlow::Break(()) => Err(Cancelled { at: last }),
+    }
+}
 
 /// A run stopped by its watch before the end; it has no results.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,4 +106,46 @@ pub struct Spill<'a> {
     pub rows: usize,
     /// Receives a table's name and a chunk of its rows.
     pub sink: &'a mut dyn FnMut(&'static str, Table),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pacer_is_due_once_per_interval_of_simulated_time() {
+        let mut p = Pacer::new(Duration::from_secs(1));
+        let due: Vec<u64> = (0..40).map(|i| i * 100_000_000).filter(|&t| p.due(Time(t))).collect();
+        assert_eq!(due, vec![1_000_000_000, 2_000_000_000, 3_000_000_000]);
+    }
+
+    #[test]
+    fn the_pacer_is_due_every_so_many_events_when_simulated_time_stands_still() {
+        let mut p = Pacer::new(Duration::from_secs(1));
+        let due = (0..3 * WATCH_EVENTS as u64).filter(|_| p.due(Time(5))).count();
+        assert_eq!(due, 3);
+    }
+
+    #[test]
+    fn a_break_becomes_cancelled_at_the_last_time_watched() {
+        let mut seen = Vec::new();
+        let r = watched(
+            &mut |t| {
+                seen.push(t);
+                if t >= Time(30) {
+                    ControlFlow::Break(())
+                } else {
+                    ControlFlow::Continue(())
+                }
+            },
+            |w| {
+                for t in [10, 20, 30, 40] {
+                    w(Time(t))?;
+                }
+                ControlFlow::Continue(())
+            },
+        );
+        assert_eq!(r, Err(Cancelled { at: Time(30) }));
+        assert_eq!(seen, vec![Time(10), Time(20), Time(30)]);
+    }
 }

@@ -17,7 +17,7 @@ use crate::recorder::Recorder;
 use crate::report::queue_rows;
 use crate::scenario::{ClockOffsets, Scenario, StartSpec};
 use crate::timer::{Tag, Timer};
-use crate::watch::{Spill, Watch, WATCH_EVENTS};
+use crate::watch::{Pacer, Spill, Watch};
 
 /// RNG stream kind tag for flows (see [`EntityId::new`]).
 const RNG_KIND_FLOW: u16 = 2;
@@ -279,7 +279,7 @@ impl World {
 
     /// Runs to the end of the scenario, or until `watch` breaks. `watch` is
     /// called with the simulated time at least once per `every` of simulated
-    /// time and once per [`WATCH_EVENTS`] events, so a caller can stop a run
+    /// time and once per [`crate::watch::WATCH_EVENTS`] events, so a caller can stop a run
     /// within milliseconds of wall time whatever the scenario.
     pub fn run(
         &mut self,
@@ -287,15 +287,9 @@ impl World {
         watch: &mut Watch<'_>,
         mut spill: Option<&mut Spill<'_>>,
     ) -> ControlFlow<()> {
-        let mut next_progress = Time::ZERO + every;
-        let mut countdown = WATCH_EVENTS;
+        let mut pacer = Pacer::new(every);
         while let Some((now, ev)) = self.q.pop() {
-            countdown -= 1;
-            if now >= next_progress || countdown == 0 {
-                countdown = WATCH_EVENTS;
-                if now >= next_progress {
-                    next_progress = now + every;
-                }
+            if pacer.due(now) {
                 watch(now)?;
                 if let Some(sp) = spill.as_deref_mut() {
                     self.spill(now, sp);

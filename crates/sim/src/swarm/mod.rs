@@ -14,7 +14,7 @@ use std::ops::ControlFlow;
 use torrentlab_engine::{Duration, Time};
 
 use crate::scenario::SwarmScenario;
-use crate::watch::{progress_only, Cancelled, Spill, Watch};
+use crate::watch::{progress_only, watched, Cancelled, Spill, Watch};
 
 /// Runs a swarm until every leecher is done (or the scenario's duration),
 /// calling `progress` with the simulated time at least once per simulated minute.
@@ -33,19 +33,8 @@ pub fn run_swarm_watched(
     spill: Option<&mut Spill<'_>>,
 ) -> Result<SwarmOutput, Cancelled> {
     let mut w = world::SwarmWorld::build(sc);
-    let mut last = Time::ZERO;
-    let flow = w.run(
-        Duration::from_secs(60),
-        &mut |t| {
-            last = t;
-            watch(t)
-        },
-        spill,
-    );
-    match flow {
-        ControlFlow::Continue(()) => Ok(report::report(sc, w)),
-        ControlFlow::Break(()) => Err(Cancelled { at: last }),
-    }
+    watched(watch, |watch| w.run(Duration::from_secs(60), watch, spill))?;
+    Ok(report::report(sc, w))
 }
 
 /// Runs a swarm and checks conservation: every packet and wire byte sent was

@@ -24,7 +24,7 @@ use crate::event_bits;
 use crate::hugepages;
 use crate::scenario::swarm::{Departure, JoinSpec, SwarmScenario};
 use crate::timer::{Firing, Tag, Timer};
-use crate::watch::{Spill, Watch, WATCH_EVENTS};
+use crate::watch::{Pacer, Spill, Watch};
 
 mod cycles;
 mod hints;
@@ -426,22 +426,16 @@ impl SwarmWorld {
     /// Runs until every leecher has completed (as the tracker records it) or
     /// the scenario's duration.
     /// `watch` is called with the simulated time at least once per `every` of
-    /// simulated time and once per [`WATCH_EVENTS`] events; a break stops the run.
+    /// simulated time and once per [`crate::watch::WATCH_EVENTS`] events; a break stops the run.
     pub fn run(
         &mut self,
         every: Duration,
         watch: &mut Watch<'_>,
         mut spill: Option<&mut Spill<'_>>,
     ) -> ControlFlow<()> {
-        let mut next_progress = Time::ZERO + every;
-        let mut countdown = WATCH_EVENTS;
+        let mut pacer = Pacer::new(every);
         while let Some((now, ev)) = self.q.pop_sifted(|at, ev| sift_timer(&mut self.conns, at, ev)) {
-            countdown -= 1;
-            if now >= next_progress || countdown == 0 {
-                countdown = WATCH_EVENTS;
-                if now >= next_progress {
-                    next_progress = now + every;
-                }
+            if pacer.due(now) {
                 watch(now)?;
                 if let Some(sp) = spill.as_deref_mut() {
                     if self.rec.log_rows() >= sp.rows {
