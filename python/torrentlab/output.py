@@ -86,6 +86,13 @@ def _why(e: OSError) -> str:
     }.get(e.errno, e.strerror or str(e))
 
 
+def _has_entries(directory: Path) -> bool:
+    try:
+        return any(directory.iterdir())
+    except OSError as e:
+        raise OutputError(directory, f"cannot be read: {_why(e)}") from None
+
+
 def check_output(out_dir: str | os.PathLike[str], *, force: bool = False) -> Path:
     """Checks that `out_dir` may receive a result, without writing anything
     but the missing parent directories. Returns the path; raises
@@ -108,7 +115,7 @@ def check_output(out_dir: str | os.PathLike[str], *, force: bool = False) -> Pat
         if is_result(out):
             if not force:
                 raise OutputError(out, "already holds a torrentlab result; use --force to replace it")
-        elif any(out.iterdir()):
+        elif _has_entries(out):
             raise OutputError(
                 out,
                 "exists and is not a torrentlab result (no manifest.json); torrentlab only replaces its own "
