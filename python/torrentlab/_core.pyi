@@ -39,6 +39,7 @@ class RawOutput(TypedDict):
     summary: list[Column]
     perf: Perf
 
+def parse_size(text: str) -> int: ...
 def validate(
     source: str, text: str | None = None, format: Literal["file", "toml", "json"] = "file"
 ) -> ScenarioInfo: ...

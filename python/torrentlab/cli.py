@@ -101,15 +101,6 @@ def _print_summary(res) -> None:
     out.print(t)
 
 
-def _default_dest(name: str, file: str) -> Path:
-    """``results/<name>``: the scenario's name must be one plain path component."""
-    if name in ("", ".", "..") or any(c in name for c in "/\\\0") or Path(name).is_absolute():
-        from torrentlab.inputs import error
-
-        raise error(file, "name", f"must be one plain file name to be used as results/<name>, not {name!r}")
-    return Path("results") / name
-
-
 def _cmd_run(args) -> int:
     from rich.progress import Progress
 
@@ -117,7 +108,8 @@ def _cmd_run(args) -> int:
     from torrentlab.output import atomic_dir
 
     info = torrentlab.validate(args.file)
-    dest = Path(args.output) if args.output else _default_dest(info["name"], args.file)
+    # The engine accepts only names that are one plain file name.
+    dest = Path(args.output) if args.output else Path("results") / info["name"]
     check_memory(info, args.file, max_memory=args.max_memory)
     # The destination is checked and claimed before the first simulated second.
     with atomic_dir(dest, force=args.force, kind="run", scenario=info["name"], scenario_kind=info["kind"],

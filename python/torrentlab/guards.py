@@ -10,32 +10,20 @@ limit: ``max_memory`` when given, else the memory the system has available
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from torrentlab import _core
 from torrentlab.inputs import error
-
-#: Units of ``--max-memory`` (bytes per unit).
-_UNITS = {
-    "B": 1, "kB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
-    "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40,
-}
 
 
 def parse_size(text: str) -> int:
-    """Parses a memory size such as ``"8 GiB"`` or ``"500 MB"`` into bytes.
+    """Parses a memory size such as ``"8 GiB"`` or ``"500 MB"`` into bytes,
+    with the units and limits of a scenario's sizes (the engine's parser).
     Raises ValueError with a sentence naming the allowed units."""
-    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]+)\s*", text)
-    allowed = ", ".join(_UNITS)
-    if not m:
-        raise ValueError(f"must be a size with a unit ({allowed}), such as '8 GiB', not {text!r}")
-    number, unit = float(m.group(1)), m.group(2)
-    if unit not in _UNITS:
-        raise ValueError(f"has an unknown unit {unit!r}; use one of {allowed}")
-    value = number * _UNITS[unit]
-    if not 1 <= value < 2**63:
-        raise ValueError(f"must be from 1 B to 8 EiB, not {text!r}")
-    return int(value)
+    n = _core.parse_size(text)
+    if n < 1:
+        raise ValueError(f"must be at least 1 B, not {text!r}")
+    return n
 
 
 def available_memory() -> int | None:

@@ -304,6 +304,13 @@ fn look(progress: &Option<PyObject>, t: torrentlab_engine::Time, raised: &RefCel
     })
 }
 
+/// Parses a size as scenarios write it (`"8 GiB"`, `"500 MB"`) into bytes;
+/// `ValueError` with the engine's message otherwise.
+#[pyfunction]
+fn parse_size(text: &str) -> PyResult<u64> {
+    torrentlab_sim::scenario::parse_size(text).map_err(pyo3::exceptions::PyValueError::new_err)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TorrentlabError", m.py().get_type::<TorrentlabError>())?;
@@ -313,6 +320,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<CancelToken>()?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_size, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

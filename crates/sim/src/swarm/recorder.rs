@@ -56,28 +56,27 @@ impl SwarmRecorder {
     /// Hands over the rows of `haves`, `chokes` and `sends` recorded so far;
     /// recording goes on.
     pub fn take_logs(&mut self) -> [(&'static str, Table); 3] {
-        let take_f = |v: &mut Vec<f64>| std::mem::take(v);
-        let take_i = |v: &mut Vec<i64>| std::mem::take(v);
+        use std::mem::take;
         let mut haves = Table::default();
         haves
-            .f64("time_s", take_f(&mut self.have_t))
-            .i64("peer", take_i(&mut self.have_peer))
-            .i64("piece", take_i(&mut self.have_piece));
+            .f64("time_s", take(&mut self.have_t))
+            .i64("peer", take(&mut self.have_peer))
+            .i64("piece", take(&mut self.have_piece));
         let mut chokes = Table::default();
         chokes
-            .f64("time_s", take_f(&mut self.choke_t))
-            .i64("peer", take_i(&mut self.choke_peer))
-            .i64("remote", take_i(&mut self.choke_remote))
-            .i64("choked", take_i(&mut self.choke_choked));
+            .f64("time_s", take(&mut self.choke_t))
+            .i64("peer", take(&mut self.choke_peer))
+            .i64("remote", take(&mut self.choke_remote))
+            .i64("choked", take(&mut self.choke_choked));
         let mut sends = Table::default();
         sends
-            .f64("time_s", take_f(&mut self.send_t))
-            .i64("peer", take_i(&mut self.send_peer))
-            .i64("conn", take_i(&mut self.send_conn))
-            .i64("bytes", take_i(&mut self.send_bytes))
-            .f64("gap_s", take_f(&mut self.send_gap_s))
-            .f64("srtt_ms", take_f(&mut self.send_srtt_ms))
-            .i64("cwnd_bytes", take_i(&mut self.send_cwnd));
+            .f64("time_s", take(&mut self.send_t))
+            .i64("peer", take(&mut self.send_peer))
+            .i64("conn", take(&mut self.send_conn))
+            .i64("bytes", take(&mut self.send_bytes))
+            .f64("gap_s", take(&mut self.send_gap_s))
+            .f64("srtt_ms", take(&mut self.send_srtt_ms))
+            .i64("cwnd_bytes", take(&mut self.send_cwnd));
         [("haves", haves), ("chokes", chokes), ("sends", sends)]
     }
 

@@ -27,7 +27,7 @@ fn secs(t: Option<Time>) -> f64 {
 
 pub(crate) fn report(sc: &SwarmScenario, mut w: SwarmWorld) -> SwarmOutput {
     let n = w.peers.len();
-    let rec = std::mem::take(&mut w.rec);
+    let mut rec = std::mem::take(&mut w.rec);
     let mut peers = Table::default();
     let tracker_done: Vec<f64> = (0..n).map(|i| secs(w.tracker.completed_at(i as u32))).collect();
     let join: Vec<f64> = w.peers.iter().map(|p| p.join.as_secs_f64()).collect();
@@ -88,7 +88,6 @@ pub(crate) fn report(sc: &SwarmScenario, mut w: SwarmWorld) -> SwarmOutput {
             .i64("timeouts", col(&|c| c.ep[0].sender().stats().timeouts + c.ep[1].sender().stats().timeouts));
     }
 
-    let mut rec = rec;
     let [(_, haves), (_, chokes), (_, sends)] = rec.take_logs();
     let mut gaps = Table::default();
     let edges: Vec<(f64, f64)> = (0..rec.gap_hist.len()).map(gap_edges).collect();
