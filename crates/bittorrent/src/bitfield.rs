@@ -27,15 +27,6 @@ impl Bitfield {
         self.len
     }
 
-    /// Starts loading the word that holds piece `i` (a hint; see
-    /// [`torrentlab_engine::prefetch`]).
-    #[inline]
-    pub fn prefetch(&self, i: u32) {
-        if let Some(w) = self.words.get((i / 64) as usize) {
-            torrentlab_engine::prefetch::prefetch(w);
-        }
-    }
-
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }

@@ -38,10 +38,6 @@ pub trait UploadLimiter: Send {
     fn queue(&mut self, now: Time, conn: u32, send: &mut dyn FnMut(u32, u32) -> (u32, bool));
     /// The timer: send what the rate allows.
     fn try_send(&mut self, now: Time, check_time: bool, send: &mut dyn FnMut(u32, u32) -> (u32, bool));
-    /// The connection whose turn comes next, if known (a hint for prefetching).
-    fn next_up(&self) -> Option<u32> {
-        None
-    }
 }
 
 /// The round-robin upload rate limiter of one client. Connections are the
@@ -83,11 +79,6 @@ impl RateLimiter {
 impl UploadLimiter for RateLimiter {
     fn due(&self) -> Option<Time> {
         self.due
-    }
-
-    #[inline]
-    fn next_up(&self) -> Option<u32> {
-        self.ring.front().copied()
     }
 
     fn contains(&self, conn: u32) -> bool {
@@ -195,41 +186,6 @@ mod tests {
         // 1 writes at once on joining the empty ring; 2 and 3 join behind it.
         let order: Vec<u32> = log.iter().map(|x| x.1).take(10).collect();
         assert_eq!(order, vec![1, 1, 2, 3, 1, 2, 3, 1, 2, 3]);
-    }
-
-    #[test]
-    fn the_next_up_is_the_connection_whose_turn_comes_next() {
-        let mut l = RateLimiter::new(Some(10_000.0));
-        assert_eq!(l.next_up(), None);
-        l.queue(Time::ZERO, 1, &mut |_, m| (m, true));
-        l.queue(Time::ZERO, 2, &mut |_, _| unreachable!("not empty: no try_send"));
-        // 1 wrote on joining the empty ring and went to its back, ahead of 2.
-        assert_eq!(l.next_up(), Some(1));
-        let mut wrote = vec![];
-        for _ in 0..2 {
-            l.try_send(l.due().unwrap(), false, &mut |c, m| {
-                wrote.push(c);
-                (m, true)
-            });
-        }
-        assert_eq!((wrote, l.next_up()), (vec![1, 2], Some(1)));
-    }
-
-    #[test]
-    fn the_next_up_follows_the_ring_through_removals_until_it_is_empty() {
-        let mut l = RateLimiter::new(Some(10_000.0));
-        l.queue(Time::ZERO, 1, &mut |_, m| (m, true));
-        for c in [2, 3] {
-            l.queue(Time::ZERO, c, &mut |_, _| unreachable!("not empty: no try_send"));
-        }
-        // 1 wrote on joining the empty ring and went to its back, ahead of 2.
-        assert_eq!(l.next_up(), Some(1));
-        l.remove(1);
-        assert_eq!(l.next_up(), Some(2));
-        l.remove(3);
-        assert_eq!(l.next_up(), Some(2), "removing another leaves the front");
-        l.remove(2);
-        assert_eq!((l.next_up(), l.due()), (None, None));
     }
 
     #[test]

@@ -50,12 +50,6 @@ pub trait Picker: Send {
     fn have(&self) -> &Bitfield;
     /// A connected peer announced `piece` (HAVE).
     fn peer_has(&mut self, piece: u32);
-    /// Starts loading what [`Picker::peer_has`] and the interest check that
-    /// follows it read for `piece` (a hint; by default none).
-    #[inline]
-    fn prefetch_piece(&self, piece: u32) {
-        let _ = piece;
-    }
     /// A peer with bitfield `b` connected or left.
     fn peer_bitfield(&mut self, b: &Bitfield, connected: bool);
     /// Copies of `piece` among connected peers.
@@ -83,10 +77,6 @@ pub trait Picker: Send {
 impl Picker for PiecePicker {
     fn have(&self) -> &Bitfield {
         PiecePicker::have(self)
-    }
-    #[inline]
-    fn prefetch_piece(&self, piece: u32) {
-        PiecePicker::prefetch_piece(self, piece)
     }
     fn peer_has(&mut self, piece: u32) {
         PiecePicker::peer_has(self, piece)
@@ -221,16 +211,6 @@ impl PiecePicker {
     #[inline]
     fn set_state(&mut self, piece: u32, block: u32, s: BlockState) {
         self.block[(self.pieces[piece as usize].base + block) as usize] = s;
-    }
-
-    /// Starts loading what a HAVE for `piece` reads here: its availability
-    /// count and whether we have it (a hint).
-    #[inline]
-    pub fn prefetch_piece(&self, piece: u32) {
-        if let Some(a) = self.availability.get(piece as usize) {
-            torrentlab_engine::prefetch::prefetch(a);
-        }
-        self.have.prefetch(piece);
     }
 
     /// A connected peer announced `piece` (HAVE).

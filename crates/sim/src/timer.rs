@@ -78,21 +78,6 @@ impl Timer {
         self.gen as Tag == tag && self.at <= now
     }
 
-    /// Whether [`Timer::fire`] would fire the event `tag` at `at`, without
-    /// changing anything (a hint).
-    #[inline]
-    pub fn would_fire(&self, tag: Tag, at: Time) -> bool {
-        self.queued(tag, at)
-    }
-
-    /// Whether an event with `tag` firing at `at` would find its deadline
-    /// due, as [`Timer::fire_following`] would say then if nothing changed
-    /// before (a hint: it changes nothing).
-    #[inline]
-    pub fn would_be_due(&self, tag: Tag, at: Time) -> bool {
-        self.queued(tag, at) && self.want <= at
-    }
-
     /// An event with `tag` fired at `now`: true if it is the queued one (then
     /// nothing is queued any more), false if it is stale.
     #[inline]
@@ -196,35 +181,6 @@ mod tests {
         assert_ne!(old, new);
         assert!(!t.fire(old, Time(100)), "the superseded event at the same instant is stale");
         assert!(t.fire(new, Time(100)));
-    }
-
-    #[test]
-    fn would_fire_says_what_fire_will_say_without_changing_anything() {
-        let mut t = Timer::default();
-        let g = t.arm(Some(Time(100))).unwrap();
-        t.arm(Some(Time(300))); // later: fire still fires the queued event at 100
-        assert!(!t.would_fire(g, Time(99)), "before the queued deadline");
-        assert!(!t.would_fire(g.wrapping_add(1), Time(100)), "another tag");
-        assert!(t.would_fire(g, Time(100)));
-        assert!(t.would_fire(g, Time(100)), "asking twice changes nothing");
-        assert!(t.fire(g, Time(100)));
-        assert!(!t.would_fire(g, Time(100)), "fired: nothing queued");
-    }
-
-    #[test]
-    fn would_be_due_says_what_fire_following_will_say_without_changing_anything() {
-        let mut t = Timer::default();
-        let g = t.arm(Some(Time(100))).unwrap();
-        assert!(!t.would_be_due(g.wrapping_add(1), Time(100)), "another tag");
-        assert!(!t.would_be_due(g, Time(99)), "before the queued deadline");
-        t.arm(Some(Time(300)));
-        assert!(!t.would_be_due(g, Time(100)), "moved later");
-        t.arm(Some(Time(300))); // no earlier deadline: the same event stays queued
-        assert_eq!(t.fire_following(g, Time(100)), Firing::Moved(Time(300)));
-        assert!(t.would_be_due(g, Time(300)));
-        assert!(t.would_be_due(g, Time(300)), "asking twice changes nothing");
-        assert_eq!(t.fire_following(g, Time(300)), Firing::Due);
-        assert!(!t.would_be_due(g, Time(300)), "fired: nothing queued");
     }
 
     #[test]

@@ -52,17 +52,12 @@ pub const NO_PIECE: u32 = u32::MAX;
 
 /// Our side of one connection.
 ///
-/// `repr(C)` on cache-line boundaries, hottest first: a frame's handling
-/// reads the flags, `queued` and `down_rate`, which fill the first two lines.
 /// A rechoke, which scans every connection, reads the flags it needs (and
-/// when a piece last arrived) from the client's dense rows instead
-/// (`client::rows`), and these lines only for an interested, unsnubbed
-/// peer's rate: a peer has dozens of connections, and a scan that touched a
-/// line of each would spend most of its time waiting for memory.
+/// when a piece last arrived) from the client's dense rows (`client::rows`),
+/// and a connection's own state only for an interested, unsnubbed peer's
+/// rate: a peer has dozens of connections.
 #[derive(Clone, Debug)]
-#[repr(C, align(64))]
 pub struct PeerConn {
-    // Line 0: the flags and the remote's requests (read by most frames).
     pub stage: Stage,
     /// The remote chokes us (BEP 3: connections start choked).
     pub remote_choking: bool,
@@ -83,13 +78,11 @@ pub struct PeerConn {
     pub opened: Time,
     /// The remote's requests to us, oldest first.
     pub queued: VecDeque<BlockRef>,
-    // Line 1: the download side (rechoke's rate, the request pipeline).
     /// Bytes/s the remote sends us in piece messages (20 s window); its
     /// `total()` is the block bytes received.
     pub down_rate: RateMeasure,
     /// Our requests to the remote not answered yet.
     pub active: Vec<BlockRef>,
-    // Line 2.
     /// Pieces the remote has (bitfield, then HAVEs).
     pub have: Bitfield,
     /// Control messages held back until that piece message is finished.
@@ -98,7 +91,6 @@ pub struct PeerConn {
     /// (mainline `example_interest`): while it has blocks to request, our
     /// interest is not re-checked when other pieces run out of them.
     pub example_interest: u32,
-    // Line 3.
     /// Bytes/s we send the remote in piece messages; its `total()` is the
     /// block bytes sent.
     pub up_rate: RateMeasure,
@@ -136,21 +128,5 @@ impl PeerConn {
     /// Something to upload: a piece message under way, or requests while unchoked.
     pub fn has_upload_work(&self) -> bool {
         self.partial_left > 0 || (!self.am_choking && !self.queued.is_empty())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::mem::{offset_of, size_of};
-
-    #[test]
-    fn what_the_connection_scans_read_fills_the_first_two_cache_lines() {
-        assert!(offset_of!(PeerConn, queued) + size_of::<VecDeque<BlockRef>>() <= 64);
-        assert_eq!(offset_of!(PeerConn, down_rate), 64);
-        assert!(offset_of!(PeerConn, active) + size_of::<Vec<BlockRef>>() <= 128);
-        assert_eq!(offset_of!(PeerConn, have), 128);
-        assert_eq!(size_of::<PeerConn>(), 256);
-        assert_eq!(size_of::<Option<PeerConn>>(), 256, "the stage's niche holds Option's tag");
     }
 }

@@ -7,7 +7,7 @@ use torrentlab_engine::Time;
 
 use super::conn::{BlockRef, NO_PIECE};
 use super::slot_set::SlotSet;
-use super::{rows, Client, Io, Note, PeerConn};
+use super::{rows, Client, Io, Note};
 use crate::bitfield::Bitfield;
 use crate::choker::Choker;
 use crate::limiter::UploadLimiter;
@@ -15,9 +15,6 @@ use crate::picker::{Arrival, Picker};
 use crate::torrent::BLOCK;
 use crate::tracker::AnnounceEvent;
 use crate::wire::Message;
-
-/// How many connections ahead a HAVE broadcast asks the driver to load.
-const WRITE_AHEAD: usize = 3;
 
 impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     pub(super) fn got_bitfield(&mut self, now: Time, slot: u32, b: Bitfield, io: &mut dyn Io) {
@@ -248,10 +245,6 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
                 slots.push(slot);
             }
         }
-        for &s in &slots {
-            self.prefetch_slot(s, std::mem::offset_of!(PeerConn, active), 24);
-            self.prefetch_slot(s, std::mem::offset_of!(PeerConn, example_interest), 4);
-        }
         for &slot in &slots {
             let c = self.cref(slot);
             debug_assert!(self.unchoking.contains(slot) || c.active.is_empty(), "a choke drops our requests");
@@ -305,13 +298,6 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
                 .eq(self.connections().filter(|(_, c)| c.ready() && !c.remote_choking).map(|(s, _)| s)),
             "the unchoking set is what a scan finds"
         );
-        // Each of them is asked for more, which reads its slot's first line
-        // (`Option`'s tag, the interest flag) and second (rate meter,
-        // request list): ask for both now, so they arrive together while the
-        // order is drawn.
-        for &s in &slots {
-            self.prefetch_slot(s, 0, 128);
-        }
         self.rng.shuffle(&mut slots);
         // Each is asked as `request_more(.., Some(&lost), ..)` would, with
         // the slots offering a lost piece (`first_offered`'s answer for every
@@ -401,13 +387,6 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         }
     }
 
-    /// Tells the driver that the connection in `slot` will be written to soon.
-    fn hint_write(&self, slot: u32, io: &mut dyn Io) {
-        if let Some(c) = self.conns.get(slot as usize).and_then(Option::as_ref) {
-            io.prefetch(c.link);
-        }
-    }
-
     /// What mainline does once a piece is verified: the last one announces
     /// `completed` and closes the connections to seeds (`got_piece`); then a
     /// HAVE goes to every connection left (the connecter's loop after it).
@@ -426,15 +405,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             }
         }
         let slots: Vec<u32> = self.connections().filter(|(_, c)| c.ready()).map(|(s, _)| s).collect();
-        // The scan above brought the client's side in; the driver's side of
-        // each connection is cold: ask for it a few writes ahead.
-        for &a in slots.iter().take(WRITE_AHEAD) {
-            self.hint_write(a, io);
-        }
-        for (i, &s) in slots.iter().enumerate() {
-            if let Some(&a) = slots.get(i + WRITE_AHEAD) {
-                self.hint_write(a, io);
-            }
+        for s in slots {
             self.send(s, Message::Have { piece }, io);
         }
     }

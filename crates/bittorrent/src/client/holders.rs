@@ -92,13 +92,6 @@ impl Holders {
         }
     }
 
-    /// Starts loading `piece`'s bitset (a hint).
-    #[inline]
-    pub fn prefetch(&self, piece: u32) {
-        if let Some(w) = self.bits.get(piece as usize * self.stride) {
-            torrentlab_engine::prefetch::prefetch(w);
-        }
-    }
 
     /// Every bit is what `have` says of its slot (`None`: a free slot).
     pub fn mirror<'a>(&self, slots: impl Iterator<Item = Option<&'a Bitfield>>) -> bool {

@@ -31,7 +31,6 @@ use crate::choker::{upload_slots, Choker, Decision, MainlineChoker, PeerView};
 use crate::limiter::{RateLimiter, UploadLimiter};
 use crate::picker::{Picker, PiecePicker};
 use crate::pipeline::Pipeline;
-use crate::rate::RateMeasure;
 use crate::torrent::Torrent;
 use crate::tracker::{AnnounceEvent, AnnounceSchedule};
 use crate::wire::Message;
@@ -106,13 +105,6 @@ pub trait Io {
     fn close(&mut self, link: u32);
     fn announce(&mut self, event: AnnounceEvent, numwant: u32);
     fn note(&mut self, note: Note);
-    /// A hint, never required: `link` will be written to soon, so a driver
-    /// may start loading its state (a client writing to many connections in
-    /// a row gives it a few ahead).
-    #[inline]
-    fn prefetch(&self, link: u32) {
-        let _ = link;
-    }
 }
 
 /// Counters of one client.
@@ -274,77 +266,6 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
 
     pub fn connection(&self, slot: u32) -> Option<&PeerConn> {
         self.conns.get(slot as usize).and_then(|c| c.as_ref())
-    }
-
-    /// A hint for drivers: a frame for `slot` will arrive soon, so start
-    /// loading what handling it reads first (the flags, rates, requests and
-    /// the remote's pieces: the connection's first three lines).
-    #[inline]
-    pub fn prefetch_conn(&self, slot: u32) {
-        if let Some(c) = self.conns.get(slot as usize) {
-            torrentlab_engine::prefetch::prefetch_bytes(c as *const Option<PeerConn>, 192);
-        }
-    }
-
-    /// A hint for drivers, a few events before [`Client::prefetch_turn`]:
-    /// start loading the upload limiter and the connection table's header,
-    /// which that reads.
-    #[inline]
-    pub fn prefetch_limiter(&self) {
-        torrentlab_engine::prefetch::prefetch(&self.limiter);
-        torrentlab_engine::prefetch::prefetch(&self.conns);
-    }
-
-    /// A hint for drivers: this client's timer fires soon. If that is an
-    /// upload turn, it writes to the limiter's next connection first: start
-    /// loading that connection's first two lines (a turn a rate-limited wait
-    /// earlier would be too early: they leave the cache in between).
-    #[inline]
-    pub fn prefetch_turn(&self) {
-        if let Some(s) = self.limiter.next_up() {
-            self.prefetch_slot(s, 0, 128);
-        }
-    }
-
-    /// Starts loading `bytes` bytes from `offset` into slot `slot`'s entry
-    /// (an offset into [`PeerConn`], whose layout the entry shares). Only
-    /// the address is computed: a hint that waited to read whether the slot
-    /// is live would wait for the very line it asks for.
-    #[inline]
-    fn prefetch_slot(&self, slot: u32, offset: usize, bytes: usize) {
-        if (slot as usize) < self.conns.len() {
-            let at = self.conns.as_ptr().wrapping_add(slot as usize) as *const u8;
-            torrentlab_engine::prefetch::prefetch_bytes(at.wrapping_add(offset), bytes);
-        }
-    }
-
-    /// `frame` will soon reach slot `slot`, whose state [`Client::prefetch_conn`]
-    /// has already asked for: starts loading what handling it reads beyond
-    /// that (for a HAVE, the word of the remote's bitfield, the picker's
-    /// entries for the piece and its holders; for a choke that drops
-    /// requests of ours, the first two lines of every remote that unchokes
-    /// us, which `let_go` will ask for more). A hint: results never depend
-    /// on it.
-    #[inline]
-    pub fn prefetch_frame(&self, slot: u32, frame: &Frame) {
-        match *frame {
-            Frame::Msg(Message::Have { piece }) => {
-                if let Some(Some(c)) = self.conns.get(slot as usize) {
-                    c.have.prefetch(piece);
-                }
-                self.picker.prefetch_piece(piece);
-                self.holders.prefetch(piece);
-            }
-            Frame::Msg(Message::Choke) => {
-                // Only a choke that drops requests of ours sets `let_go` off.
-                let drops =
-                    self.conns.get(slot as usize).and_then(Option::as_ref).is_some_and(|c| !c.active.is_empty());
-                if drops && !self.picker.in_end_game() {
-                    self.unchoking.for_each(|s| self.prefetch_slot(s, 0, 128));
-                }
-            }
-            _ => {}
-        }
     }
 
     /// Whether every slot's row, and the holders of every piece, say what
@@ -658,7 +579,6 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         debug_assert!(self.rows_mirror_connections(), "the rows mirror the connections");
         // Every view from the dense rows first, rates and sockets aside.
         let rows = &self.rows;
-        rows.prefetch();
         views.reserve(rows.len());
         for (slot, f, last_piece) in rows.iter() {
             if f & rows::READY == 0 {
@@ -681,12 +601,6 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         // (`get_rate` is `update_rate(0)`).
         let reads_down = |v: &PeerView| v.interested && !v.snubbed;
         let reads_up = |v: &PeerView| seeding && v.interested && !v.choked;
-        for v in views.iter().filter(|v| sockets || reads_down(v) || reads_up(v)) {
-            self.prefetch_slot(v.id, 0, 128);
-            if reads_up(v) {
-                self.prefetch_slot(v.id, std::mem::offset_of!(PeerConn, up_rate), std::mem::size_of::<RateMeasure>());
-            }
-        }
         for v in views.iter_mut().filter(|v| sockets || reads_down(v) || reads_up(v)) {
             let c = self.conns[v.id as usize].as_mut().expect("a ready slot is live");
             if reads_down(v) {
@@ -707,13 +621,6 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             self.choker.rechoke(&views, seeding, &mut decisions)
         }
         self.views = views;
-        // Each decision writes a choke or unchoke to its connection, whose
-        // driver-side state is cold: ask for all of them before the first.
-        for &(Decision::Choke(s) | Decision::Unchoke(s)) in &decisions {
-            if let Some(Some(c)) = self.conns.get(s as usize) {
-                io.prefetch(c.link);
-            }
-        }
         for &d in &decisions {
             match d {
                 Decision::Choke(s) => self.choke(s, io),

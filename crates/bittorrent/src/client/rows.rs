@@ -89,14 +89,6 @@ impl Rows {
     pub fn iter(&self) -> impl Iterator<Item = (u32, u8, Time)> + '_ {
         self.flags.iter().zip(&self.last_piece).enumerate().map(|(i, (&f, &t))| (i as u32, f, t))
     }
-
-    /// Starts loading both arrays: a rechoke reads them end to end.
-    #[inline]
-    pub fn prefetch(&self) {
-        let (f, t) = (self.flags.as_ptr(), self.last_piece.as_ptr());
-        torrentlab_engine::prefetch::prefetch_bytes(f, self.flags.len());
-        torrentlab_engine::prefetch::prefetch_bytes(t, self.last_piece.len() * std::mem::size_of::<Time>());
-    }
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 //! the clients' own timers. A test may also play a remote itself: a
 //! connection accepted from a scripted peer, whose frames the test injects.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
@@ -81,8 +81,6 @@ struct Rec {
     stuck: Vec<u32>,
     written: BTreeMap<u32, u64>,
     next_link: Rc<Cell<u32>>,
-    /// Links the client hinted it would write to, in order.
-    prefetched: RefCell<Vec<u32>>,
 }
 
 impl Rec {
@@ -99,7 +97,6 @@ impl Rec {
             stuck: vec![],
             written: BTreeMap::new(),
             next_link,
-            prefetched: RefCell::new(vec![]),
         }
     }
 
@@ -153,9 +150,6 @@ impl Io for Rec {
     }
     fn note(&mut self, note: Note) {
         self.notes.push(note);
-    }
-    fn prefetch(&self, link: u32) {
-        self.prefetched.borrow_mut().push(link);
     }
 }
 
@@ -555,12 +549,8 @@ fn a_completed_piece_sends_a_9_byte_have_to_every_peer_after_the_refill_and_the_
     assert!(net.io(l).notes.is_empty());
     assert_eq!(requested(&net.io(l).msgs(l9)), vec![(p, 0), (p, 1), (q, 0)]);
     let sent9 = net.io(l).msgs(l9).len();
-    assert!(net.io(l).prefetched.borrow().is_empty(), "no broadcast yet, no hints");
     net.send(l, a, piece(p, 1));
     assert_eq!(net.io(l).notes, vec![Note::PieceVerified { piece: p }]);
-    let mut hinted = net.io(l).prefetched.borrow().clone();
-    hinted.sort();
-    assert_eq!(hinted, vec![l8.min(l9), l8.max(l9)], "the driver is told of each link the HAVE goes to, once");
     // Mainline refills the pipeline inside `got_piece`; the HAVEs follow it.
     assert_eq!(net.io(l).msgs(l9)[sent9..], [request(q, 1), Message::Have { piece: p }]);
     assert_eq!(net.io(l).msgs(l8), vec![Message::Have { piece: p }]);

@@ -99,23 +99,6 @@ impl Conn {
         }
     }
 
-    /// The first unread frame of side `s`'s stream, if any.
-    #[inline]
-    pub fn head(&self, s: usize) -> Option<&Frame> {
-        self.head[s].as_ref()
-    }
-
-    /// Starts loading the frame queued behind side `s`'s head, which taking
-    /// the head moves up (a hint).
-    #[inline]
-    pub fn prefetch_behind(&self, s: usize) {
-        if self.behind[s] > 0 {
-            if let Some(f) = self.frames[s].front() {
-                torrentlab_engine::prefetch::prefetch(f);
-            }
-        }
-    }
-
     /// The next frame of side `s`'s stream if the reader has all of it:
     /// `delivered` stream bytes have arrived in order.
     #[inline]
@@ -190,21 +173,5 @@ mod tests {
         assert_eq!(c.take_frame(1, ends[2] + Message::Choke.wire_len() as u64), Some(Frame::Msg(Message::Choke)));
         assert_eq!((c.take_frame(1, u64::MAX - 1), c.next_end[1]), (None, u64::MAX), "none left");
         assert_eq!(c.take_frame(0, u64::MAX - 1), None, "the other stream is apart");
-    }
-
-    #[test]
-    fn the_head_is_the_frame_the_next_take_returns() {
-        let mut c = conn();
-        assert_eq!(c.head(0), None);
-        for m in [Message::Have { piece: 1 }, Message::Have { piece: 2 }] {
-            c.frame(0, Frame::Msg(m));
-            c.written[0] += m.wire_len() as u64;
-        }
-        c.prefetch_behind(0); // a hint: changes nothing
-        assert_eq!(c.head(0), Some(&Frame::Msg(Message::Have { piece: 1 })));
-        c.take_frame(0, u64::MAX - 1);
-        assert_eq!(c.head(0), Some(&Frame::Msg(Message::Have { piece: 2 })));
-        c.take_frame(0, u64::MAX - 1);
-        assert_eq!(c.head(0), None);
     }
 }

@@ -11,7 +11,7 @@ use std::ops::ControlFlow;
 use std::sync::Arc;
 use torrentlab_bittorrent::client::{Client, Frame, Io, Note};
 use torrentlab_bittorrent::tracker::{AnnounceEvent, Tracker};
-use torrentlab_engine::{prefetch, Duration, EntityId, EntityRng, EventQueue, OptTime, Packed, Sift, Time};
+use torrentlab_engine::{Duration, EntityId, EntityRng, EventQueue, OptTime, Packed, Sift, Time};
 use torrentlab_net::{HostConfig, HostId, Latency, Network, Transit};
 
 use torrentlab_transport::cc::CcConfig;
@@ -27,9 +27,7 @@ use crate::timer::{Firing, Tag, Timer};
 use crate::watch::{Pacer, Spill, Watch};
 
 mod cycles;
-mod hints;
 use cycles::{EventCycles, Kind};
-use hints::{prefetch_end, CLIENT_AHEAD, LANE_AHEAD, LOOKAHEAD};
 
 /// RNG stream kinds (see [`EntityId::new`]).
 const RNG_PICKER: u16 = 20;
@@ -130,12 +128,6 @@ const EVENTS: [AnnounceEvent; 4] =
     [AnnounceEvent::Started, AnnounceEvent::Regular, AnnounceEvent::Completed, AnnounceEvent::Stopped];
 
 /// One peer: its client and where it is in its life.
-///
-/// `repr(C)`, the client's timer and the two flags every call into the
-/// client reads first: they share a cache line (with the client's first
-/// bytes), which the calendar's hint asks for before a timer event and which
-/// arming the timer after each call touches anyway.
-#[repr(C)]
 pub(crate) struct Peer {
     pub timer: Timer,
     pub seed: bool,
@@ -230,11 +222,6 @@ impl Io for Wires<'_> {
 
     fn announce(&mut self, event: AnnounceEvent, numwant: u32) {
         self.pending.announces.push((self.peer, event, numwant));
-    }
-
-    #[inline]
-    fn prefetch(&self, link: u32) {
-        prefetch_end(self.conns, (link / 2) as usize, (link % 2) as usize, false);
     }
 
     fn note(&mut self, note: Note) {
@@ -454,18 +441,6 @@ impl SwarmWorld {
                     if let Some(t) = next {
                         self.q.schedule_head(t, Ev::PathLane { lane });
                     }
-                    if let Some(far) = self.lanes.get(lane as usize, LANE_AHEAD) {
-                        prefetch::prefetch(far);
-                    }
-                    if let Some(ahead) = self.lanes.get(lane as usize, LOOKAHEAD) {
-                        prefetch_end(&self.conns, ahead.conn as usize, ahead.to as usize, ahead.len > 0);
-                    }
-                    if let Some(near) = self.lanes.get(lane as usize, CLIENT_AHEAD) {
-                        self.prefetch_client(near);
-                    }
-                    if let Some(next) = self.lanes.get(lane as usize, 0) {
-                        self.prefetch_frame(next);
-                    }
                     self.hop(now, x, Lane::Path(lane));
                 }
                 Ev::HostLane { host } => {
@@ -478,7 +453,6 @@ impl SwarmWorld {
                     self.hop(now, x, Lane::Host(host));
                 }
                 Ev::EpTimer { conn, side, tag } => {
-                    self.prefetch_calendar();
                     // Every change of an endpoint's deadline goes through `drive`.
                     match self.conns[conn as usize].timer[side as usize].fire_following(tag, now) {
                         Firing::Stale => self.cycles.kind(Kind::TimerStale),
@@ -494,7 +468,6 @@ impl SwarmWorld {
                     }
                 }
                 Ev::ClientTimer { peer, tag } => {
-                    self.prefetch_calendar();
                     self.cycles.kind(Kind::ClientStale);
                     if self.peers[peer as usize].timer.fire(tag, now) {
                         self.cycles.kind(Kind::Client);

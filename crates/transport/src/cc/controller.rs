@@ -2,7 +2,7 @@
 //!
 //! A TCP sender touches its controller on every ACK. Held in an enum next to
 //! the sender's own state (rather than behind a `Box<dyn _>` elsewhere on the
-//! heap), it shares the sender's cache lines and its calls can be inlined.
+//! heap), it needs no allocation and its calls can be inlined.
 //! The enum is as large as its largest variant, and every endpoint of a swarm
 //! pays for it whichever controller it runs, so the two largest (Nice, which
 //! carries a whole Vegas, and LEDBAT with its delay histories) are boxed.
@@ -13,13 +13,6 @@ use torrentlab_engine::{Duration, Time};
 use super::{AckSample, CongestionControl, Cubic, Ledbat, Lp, NewReno, Nice, Vegas, Window};
 
 /// One of the built-in controllers, or any other behind a box.
-///
-/// `repr(u8)`: the tag is the first byte (the primitive-representation layout
-/// of Rust's enums, Rust RFC 2195), so that a sender can keep it in the cache
-/// lines every segment reads (`TcpSender::ACK_PART`). Left to itself, the
-/// compiler put it in a niche 114 bytes in, and every ACK, even one of
-/// nothing new, missed on that line.
-#[repr(u8)]
 pub enum Controller {
     NewReno(NewReno),
     Cubic(Cubic),
@@ -92,20 +85,6 @@ mod tests {
     #[test]
     fn the_controller_enum_is_no_larger_than_cubic_needs() {
         assert!(std::mem::size_of::<Controller>() <= std::mem::size_of::<Cubic>() + 8);
-    }
-
-    #[test]
-    fn the_controllers_tag_is_its_first_byte() {
-        let first = |c: &Controller| {
-            // SAFETY: `Controller` is `repr(u8)`: its first byte is the tag.
-            unsafe { *(c as *const Controller as *const u8) }
-        };
-        let built: Vec<u8> =
-            [CcConfig::NewReno, CcConfig::Cubic(Default::default()), CcConfig::Ledbat(Default::default())]
-                .iter()
-                .map(|cfg| first(&cfg.build()))
-                .collect();
-        assert_eq!(built, vec![0, 1, 5], "declaration order: NewReno, Cubic, ..., Ledbat");
     }
 
     #[test]

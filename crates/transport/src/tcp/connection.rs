@@ -33,17 +33,10 @@ pub enum TcpState {
     Reset,
 }
 
-/// One end of a TCP connection.
-///
-/// `repr(C)`, hottest first, on cache-line boundaries: the connection's state
-/// and flags, the receiver, then the sender, whose loss-recovery fields and
-/// the handshake's bookkeeping close it. A segment that carries data and
-/// acknowledges nothing new reads only the first [`TcpConnection::DATA_PART`]
-/// bytes (four lines); any other, the first [`TcpConnection::HOT_PART`]
-/// (seven). One configuration serves both halves: the sender's.
-#[repr(C, align(64))]
+/// One end of a TCP connection: the connection's state and flags, the
+/// receiver, the sender and the handshake's bookkeeping. One configuration
+/// serves both halves: the sender's.
 pub struct TcpConnection {
-    // ---- what every segment in or out reads
     state: TcpState,
     rst_pending: bool,
     syn_pending: bool,
@@ -56,9 +49,7 @@ pub struct TcpConnection {
     /// the FIN's after (the two never overlap: see [`Self::syn_deadline`]).
     ctl_deadline: OptTime,
     rx: ReceiverState,
-    /// Last: its loss-recovery fields are the cold end of the connection.
     tx: TcpSender,
-    // ---- the handshake's bookkeeping
     /// The peer's SYN TSval, echoed by our handshake, FIN and RST segments.
     peer_ts: OptTime,
     syn_first_sent: OptTime,
@@ -68,11 +59,6 @@ pub struct TcpConnection {
 }
 
 impl TcpConnection {
-    /// Bytes from its start that a data segment acknowledging nothing new reads.
-    pub const DATA_PART: usize = std::mem::offset_of!(TcpConnection, tx) + TcpSender::ACK_PART;
-    /// Bytes from its start that anything but loss recovery and the handshake reads.
-    pub const HOT_PART: usize = std::mem::offset_of!(TcpConnection, tx) + TcpSender::HOT_PART;
-
     fn new(cfg: Arc<TcpConfig>, cc: impl Into<Controller>, state: TcpState) -> Self {
         TcpConnection {
             fin_rto: cfg.initial_rto,
@@ -374,35 +360,5 @@ impl TcpConnection {
             self.tx.handle_timeout(now);
         }
         self.rx.handle_timeout(now);
-    }
-}
-
-// A data segment reads four cache lines of its endpoint, anything else but
-// loss recovery and the handshake seven: a layout change that spills either
-// does not compile.
-const _: () = assert!(TcpConnection::DATA_PART <= 4 * 64, "DATA_PART spills into a fifth line");
-const _: () = assert!(TcpConnection::HOT_PART <= 7 * 64, "HOT_PART spills into an eighth line");
-
-#[cfg(test)]
-mod layout_tests {
-    use std::mem::{offset_of, size_of};
-
-    use super::*;
-
-    #[test]
-    fn a_data_segment_reads_four_cache_lines_and_anything_but_recovery_seven() {
-        type C = TcpConnection;
-        // Connection flags and the whole receiver, then the sender's first part.
-        for end in
-            [offset_of!(C, state) + 1, offset_of!(C, peer_fin) + 1, offset_of!(C, rx) + size_of::<ReceiverState>()]
-        {
-            assert!(end <= offset_of!(C, tx), "{end} after the sender's start");
-        }
-        assert_eq!(C::DATA_PART, offset_of!(C, tx) + TcpSender::ACK_PART);
-        // (DATA_PART within four lines and HOT_PART within seven are checked
-        // when the crate compiles, beside the constants.)
-        assert!(offset_of!(C, peer_ts) >= C::HOT_PART && offset_of!(C, syn_tries) >= C::HOT_PART);
-        assert_eq!(std::mem::align_of::<C>(), 64, "on line boundaries, so the parts are whole lines");
-        assert!(size_of::<C>() <= 9 * 64, "{} bytes", size_of::<C>());
     }
 }

@@ -11,10 +11,8 @@ use super::sack::SackBlocks;
 use super::segment::{Flags, Segment, Timestamps};
 use super::thin_vec::ThinVec;
 
-/// Counters of one receiver. Bytes are payload bytes. (`repr(C)`: those every
-/// segment updates first, at the end of the receiver's hot fields.)
+/// Counters of one receiver. Bytes are payload bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[repr(C)]
 pub struct ReceiverStats {
     pub segments_received: u64,
     pub bytes_received: u64,
@@ -92,13 +90,8 @@ impl TcpReceiver {
 
 /// A receiver's state, without its configuration: a
 /// [`TcpConnection`](super::TcpConnection) keeps one configuration for both
-/// halves and hands it in, so that the receiver fits the connection's first
-/// two cache lines with its flags.
-///
-/// `repr(C)`: every segment reads nearly all of it, so it stays together,
-/// with the rare counters last.
+/// halves and hands it in.
 #[derive(Debug)]
-#[repr(C)]
 pub struct ReceiverState {
     /// Next in-order byte expected: everything below it has been delivered.
     rcv_nxt: u64,

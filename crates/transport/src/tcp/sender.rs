@@ -75,16 +75,9 @@ struct Losses {
     duplicate_acks: u64,
 }
 
-/// The sending half of a TCP connection.
-///
-/// `repr(C)`, in three parts by how often a segment touches them: first what
-/// every segment in or out reads (sequence numbers, deadlines, the SACK
-/// scoreboard, the per-segment counters); then what an ACK of new data
-/// updates (controller, window, RTT estimator); last what only loss recovery
-/// touches. A data segment that acknowledges nothing new then reads the first
-/// part and the controller's tag, not the whole sender
-/// ([`TcpSender::ACK_PART`], [`TcpSender::HOT_PART`]).
-#[repr(C)]
+/// The sending half of a TCP connection: sequence numbers, deadlines and the
+/// SACK scoreboard; the congestion controller, window and RTT estimator; and
+/// the loss-recovery state.
 pub struct TcpSender {
     cfg: Arc<TcpConfig>,
     /// Oldest unacknowledged byte.
@@ -124,14 +117,11 @@ pub struct TcpSender {
     after_rto: bool,
     /// SACK: what the receiver holds above `snd_una`.
     scoreboard: Scoreboard,
-    // ---- what an ACK of new data updates
     cc: Controller,
     rtt: RttEstimator,
     w: Window,
-    /// When new data last left (Linux `lsndtime`): beside the window, which
-    /// every send reads.
+    /// When new data last left (Linux `lsndtime`).
     last_data_sent: OptTime,
-    // ---- loss recovery only
     /// Highest byte sent when loss was last handled; duplicate ACKs at or below it
     /// do not start a new fast retransmit (RFC 6582 §3.2 step 1).
     recover: OptU64,
@@ -144,13 +134,6 @@ pub struct TcpSender {
 }
 
 impl TcpSender {
-    /// Bytes from its start that a segment acknowledging nothing new reads of
-    /// a sender: the first part and the controller's tag. For prefetching.
-    pub const ACK_PART: usize = std::mem::offset_of!(TcpSender, cc) + 8;
-    /// Bytes from its start that anything but loss recovery (and TCP Nice's
-    /// pacing, which is last) reads.
-    pub const HOT_PART: usize = std::mem::offset_of!(TcpSender, recover);
-
     pub fn new(cfg: impl Into<Arc<TcpConfig>>, cc: impl Into<Controller>) -> Self {
         let cfg: Arc<TcpConfig> = cfg.into();
         let iw = cfg.initial_window as u64 * cfg.mss as u64;
@@ -696,37 +679,4 @@ impl TcpSender {
 #[inline]
 fn window_u32(bytes: u64) -> u32 {
     bytes.min(u32::MAX as u64) as u32
-}
-
-#[cfg(test)]
-mod layout_tests {
-    use std::mem::{offset_of, size_of};
-
-    use super::*;
-
-    #[test]
-    fn the_sequence_numbers_come_before_ack_part_and_loss_recovery_after_hot_part() {
-        for end in [
-            offset_of!(TcpSender, snd_una) + 8,
-            offset_of!(TcpSender, app_end) + 8,
-            offset_of!(TcpSender, rto_deadline) + 8,
-            offset_of!(TcpSender, sent) + size_of::<Sent>(),
-            offset_of!(TcpSender, cwnd_usage_seq) + 8,
-            offset_of!(TcpSender, max_flight) + 4,
-            offset_of!(TcpSender, cwnd_limited) + 1,
-            offset_of!(TcpSender, scoreboard) + size_of::<Scoreboard>(),
-        ] {
-            assert!(end <= offset_of!(TcpSender, cc), "{end} after the controller's start");
-        }
-        assert_eq!(TcpSender::ACK_PART, offset_of!(TcpSender, cc) + 8);
-        for end in
-            [offset_of!(TcpSender, w) + size_of::<Window>(), offset_of!(TcpSender, rtt) + size_of::<RttEstimator>()]
-        {
-            assert!(TcpSender::ACK_PART < end && end <= TcpSender::HOT_PART);
-        }
-        assert!(
-            offset_of!(TcpSender, losses) >= TcpSender::HOT_PART
-                && offset_of!(TcpSender, high_rxt) >= TcpSender::HOT_PART
-        );
-    }
 }

@@ -3,9 +3,9 @@
 //!
 //! A TCP endpoint keeps two lists that are empty unless segments are lost or
 //! reordered: the receiver's out-of-order ranges and the sender's SACK
-//! scoreboard. As `Vec`s they took 24 bytes each of the connection's first
-//! cache lines, which every segment reads; as a `ThinVec` they take 8, and a
-//! connection that never sees a loss never allocates them.
+//! scoreboard. As `Vec`s they took 24 bytes each of every connection;
+//! as a `ThinVec` they take 8, and a connection that never sees a loss never
+//! allocates them.
 
 use std::ops::{Deref, DerefMut};
 
