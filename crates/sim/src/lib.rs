@@ -12,6 +12,7 @@
 //!
 //! Same scenario + same seed => identical output, bit for bit.
 
+pub mod endpoint;
 mod event_bits;
 pub mod footprint;
 mod hugepages;
@@ -26,6 +27,7 @@ pub mod watch;
 mod world;
 
 pub use report::RunOutput;
+pub use endpoint::TransportKind;
 pub use scenario::{AnyScenario, Scenario, ScenarioError, SwarmScenario};
 pub use swarm::{run_swarm, run_swarm_watched, SwarmOutput};
 pub use table::{jain_index, Column, ColumnData, Table};

@@ -99,6 +99,22 @@ pub trait Endpoint: Send {
     fn is_alive(&self) -> bool {
         true
     }
+    /// Ends the connection at once: TCP sends a RST, uTP an ST_RESET.
+    fn abort(&mut self) {}
+    /// The initiator's handshake is complete (TCP ESTABLISHED; uTP CONNECTED).
+    fn is_established(&self) -> bool {
+        true
+    }
+    /// An acceptor has just heard a connection request: TCP SYN-RECEIVED;
+    /// uTP answers a SYN at once, so CONNECTED.
+    fn syn_received(&self) -> bool {
+        false
+    }
+    /// The congestion window (bytes) and the payload bytes of a full packet,
+    /// for a driver's socket-buffer rules.
+    fn window(&self) -> (u64, u32) {
+        (0, 0)
+    }
 }
 
 /// What changed on an endpoint since the application last looked.
@@ -176,6 +192,10 @@ impl Endpoint for TcpSender {
     }
     fn handle_timeout(&mut self, now: Time) {
         TcpSender::handle_timeout(self, now)
+    }
+    fn window(&self) -> (u64, u32) {
+        let w = TcpSender::window(self);
+        (w.cwnd, w.mss)
     }
     fn info(&self) -> Option<ConnInfo> {
         let i = TcpSender::info(self);
@@ -281,6 +301,18 @@ impl Endpoint for UtpSocket {
     fn is_alive(&self) -> bool {
         self.state() != UtpState::Reset
     }
+    fn abort(&mut self) {
+        UtpSocket::abort(self)
+    }
+    fn is_established(&self) -> bool {
+        self.state() == UtpState::Connected
+    }
+    fn syn_received(&self) -> bool {
+        self.state() == UtpState::Connected
+    }
+    fn window(&self) -> (u64, u32) {
+        (self.cwnd(), self.packet_size())
+    }
 }
 
 impl Endpoint for TcpConnection {
@@ -325,6 +357,18 @@ impl Endpoint for TcpConnection {
     }
     fn is_alive(&self) -> bool {
         self.state() != TcpState::Reset
+    }
+    fn abort(&mut self) {
+        TcpConnection::abort(self)
+    }
+    fn is_established(&self) -> bool {
+        self.state() == TcpState::Established
+    }
+    fn syn_received(&self) -> bool {
+        self.state() == TcpState::SynReceived
+    }
+    fn window(&self) -> (u64, u32) {
+        Endpoint::window(self.sender())
     }
 }
 

@@ -1,6 +1,7 @@
 //! Swarm scenarios: a torrent, classes of peers (seeds and leechers, how they
-//! arrive and leave, their client and TCP settings), the latency between them
-//! (one RTT for every pair, or emulated ASes) and ingress loss.
+//! arrive and leave, their client, and the transport they dial with: TCP or
+//! uTP, with its settings), the latency between them (one RTT for every pair,
+//! or emulated ASes) and ingress loss.
 //!
 //! ```toml
 //! [run]
@@ -32,12 +33,16 @@ use torrentlab_engine::Duration;
 use torrentlab_net::{BufferLimit, LinkConfig};
 use torrentlab_transport::cc::CcConfig;
 use torrentlab_transport::tcp::TcpConfig;
+use torrentlab_transport::utp::UtpConfig;
+
+use crate::endpoint::TransportKind;
 
 use super::controllers::{self, Controllers, RawCubic, RawLedbat, RawLp, RawNice, RawVegas};
-use super::raw::{CcName, RawTcp};
+use super::raw::{CcName, ClockOffsetsName, RawTcp, TransportName};
+use super::utp::{utp_config, RawUtp};
 use super::units::{BufferStr, DurationStr, RateStr, SizeStr, MAX_DURATION};
 use super::validate::{buffer_limit, probability, scenario_name, tcp_config, tcp_path, Ctx};
-use super::ScenarioError;
+use super::{ClockOffsets, ScenarioError};
 
 // ---- the model ---------------------------------------------------------------
 
@@ -85,8 +90,12 @@ pub struct PeerClass {
     pub join: JoinSpec,
     pub departure: Departure,
     pub client: ClientConfig,
+    /// What the class's peers dial with. Every peer answers either transport:
+    /// a TCP dial with `tcp` and `cc`, a uTP dial with `utp`.
+    pub transport: TransportKind,
     pub tcp: TcpConfig,
     pub cc: CcConfig,
+    pub utp: UtpConfig,
 }
 
 /// What a swarm run records besides the always-on tables.
@@ -121,6 +130,8 @@ pub struct SwarmScenario {
     pub downlink: LinkConfig,
     /// Bernoulli loss of every packet arriving at a peer.
     pub ingress_loss: f64,
+    /// Where each host's clock starts (uTP reads one-way delays against them).
+    pub clock_offsets: ClockOffsets,
     pub classes: Vec<PeerClass>,
     pub metrics: SwarmMetrics,
 }
@@ -151,6 +162,7 @@ pub(super) struct RawSwarmScenario {
     lp: Option<RawLp>,
     nice: Option<RawNice>,
     ledbat: Option<RawLedbat>,
+    utp: Option<RawUtp>,
     peers: Vec<RawPeers>,
     metrics: Option<RawSwarmMetrics>,
 }
@@ -172,6 +184,7 @@ struct RawSwarmNetwork {
     tracker_group: Option<String>,
     ingress_loss: Option<f64>,
     access: Option<RawSwarmAccess>,
+    clock_offsets: Option<ClockOffsetsName>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -263,6 +276,8 @@ struct RawPeers {
     max_allow_in: Option<u32>,
     cc: Option<CcName>,
     tcp: Option<RawTcp>,
+    transport: Option<TransportName>,
+    utp: Option<RawUtp>,
 }
 
 #[derive(Debug, Deserialize, Default)]
@@ -335,6 +350,7 @@ pub(super) fn validate(raw: RawSwarmScenario, file: &str) -> Result<SwarmScenari
         ledbat: raw.ledbat.as_ref(),
     };
     controllers::check_globals(&cx, &global_cc)?;
+    let global_utp = raw.utp.clone().unwrap_or_default();
     if raw.peers.is_empty() {
         return Err(cx.err("peers", "at least one [[peers]] class is needed"));
     }
@@ -446,6 +462,12 @@ pub(super) fn validate(raw: RawSwarmScenario, file: &str) -> Result<SwarmScenari
             ));
         }
         let cc = controllers::build(&cx, p.cc.unwrap_or(CcName::Cubic), &global_cc, &Controllers::default(), &at)?;
+        let utp_path = if p.utp.is_some() { at("utp") } else { "utp".to_string() };
+        let utp = utp_config(&cx, &global_utp.overlaid(p.utp.as_ref()), &utp_path)?;
+        let transport = match p.transport.unwrap_or(TransportName::Tcp) {
+            TransportName::Tcp => TransportKind::Tcp,
+            TransportName::Utp => TransportKind::Utp,
+        };
         classes.push(PeerClass {
             label: p.label.clone().unwrap_or_else(|| if seed { "seed".into() } else { "leecher".into() }),
             seed,
@@ -454,8 +476,10 @@ pub(super) fn validate(raw: RawSwarmScenario, file: &str) -> Result<SwarmScenari
             join,
             departure,
             client,
+            transport,
             tcp,
             cc,
+            utp,
         });
     }
     if !classes.iter().any(|c| c.seed) {
@@ -481,6 +505,10 @@ pub(super) fn validate(raw: RawSwarmScenario, file: &str) -> Result<SwarmScenari
         uplink,
         downlink,
         ingress_loss,
+        clock_offsets: match net.clock_offsets {
+            Some(ClockOffsetsName::Zero) => ClockOffsets::Zero,
+            _ => ClockOffsets::Random,
+        },
         classes,
         metrics: SwarmMetrics {
             send_log_peers: m.send_log_peers.unwrap_or(0),

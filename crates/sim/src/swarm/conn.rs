@@ -1,31 +1,20 @@
-//! One TCP connection between two peers, as the swarm world holds it: both
-//! endpoints, the frames each side's stream carries (so the reader knows where
-//! messages end), and counters.
+//! One connection between two peers, as the swarm world holds it: both
+//! endpoints (TCP or uTP), the frames each side's stream carries (so the
+//! reader knows where messages end), and counters.
 
 use std::collections::VecDeque;
 
 use torrentlab_bittorrent::client::Frame;
 use torrentlab_bittorrent::wire::Message;
 use torrentlab_engine::{OptTime, Time};
-use torrentlab_transport::tcp::TcpConnection;
-
+use crate::endpoint::Transport;
 use crate::timer::Timer;
 
 /// No client slot.
 pub(crate) const NO_SLOT: u32 = u32::MAX;
 
-/// Side 0 dialled (initiator), side 1 accepted.
-///
-/// `repr(C, align(64))` keeps what every packet reads or writes (peers,
-/// slots, the first unread frame of each stream and where it ends, flags,
-/// the endpoints' timers) in the first two cache lines, then the counters a
-/// send or an application write touches, ahead of the two endpoints and of
-/// what only reports read. Sending a segment re-arms its endpoint's timer,
-/// so the timer sits beside what the packet already brought into the cache;
-/// and a segment that completes a frame finds it there too, not in the
-/// queue's buffer elsewhere on the heap. Each endpoint (itself line-aligned)
-/// starts a cache line, so what a segment reads of it is whole lines.
-#[repr(C, align(64))]
+/// Side 0 dialled (initiator), side 1 accepted. Both sides run the same
+/// transport.
 pub(crate) struct Conn {
     pub peer: [u32; 2],
     /// The client slot of each side (`NO_SLOT` before accept / after close).
@@ -53,7 +42,7 @@ pub(crate) struct Conn {
     /// Frames written by side `s` after `head[s]`, with the stream offset
     /// where each ends.
     frames: [VecDeque<(u64, Frame)>; 2],
-    pub ep: [TcpConnection; 2],
+    pub ep: [Transport; 2],
     /// Block payload bytes framed by side `s` (piece messages).
     pub piece_bytes: [u64; 2],
     pub opened: Time,
@@ -61,7 +50,7 @@ pub(crate) struct Conn {
 }
 
 impl Conn {
-    pub fn new(now: Time, a: u32, b: u32, ep: [TcpConnection; 2]) -> Self {
+    pub fn new(now: Time, a: u32, b: u32, ep: [Transport; 2]) -> Self {
         Conn {
             peer: [a, b],
             slot: [NO_SLOT; 2],
@@ -123,32 +112,21 @@ impl Conn {
 mod tests {
     use super::*;
 
-    #[test]
-    fn what_every_packet_reads_is_in_the_first_two_cache_lines() {
-        use std::mem::{align_of, offset_of, size_of};
-        assert_eq!(align_of::<Conn>(), 64, "connections start on a line");
-        assert!(offset_of!(Conn, slot) + 8 <= 64 && offset_of!(Conn, next_end) + 16 <= 64);
-        assert!(offset_of!(Conn, head) + size_of::<[Option<Frame>; 2]>() <= 64, "the head frames");
-        assert!(offset_of!(Conn, asked) < 128 && offset_of!(Conn, blocked) < 128 && offset_of!(Conn, behind) < 128);
-        assert!(offset_of!(Conn, timer) + size_of::<[Timer; 2]>() <= 128);
-        assert!(offset_of!(Conn, wire_bytes) + 16 <= 192, "what a send counts, in the third line");
-        // Each endpoint starts a line: a data segment's part of it is exactly
-        // its four lines, not five straddling ones.
-        let ep = size_of::<torrentlab_transport::tcp::TcpConnection>();
-        assert_eq!((offset_of!(Conn, ep) % 64, ep % 64), (0, 0));
-    }
-
     fn conn() -> Conn {
         use std::sync::Arc;
         use torrentlab_transport::cc::CcConfig;
         use torrentlab_transport::tcp::TcpConfig;
         let cfg = Arc::new(TcpConfig::default());
         let cc = CcConfig::NewReno;
+        use torrentlab_transport::tcp::TcpConnection;
         Conn::new(
             Time::ZERO,
             0,
             1,
-            [TcpConnection::connect(cfg.clone(), cc.build()), TcpConnection::listen(cfg, cc.build())],
+            [
+                Transport::Tcp(TcpConnection::connect(cfg.clone(), cc.build())),
+                Transport::Tcp(TcpConnection::listen(cfg, cc.build())),
+            ],
         )
     }
 

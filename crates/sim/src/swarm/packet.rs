@@ -1,4 +1,5 @@
-//! Packets as they wait in the world's lanes: one cache line each.
+//! Packets as they wait in the world's lanes: one cache line each, TCP
+//! segments and uTP packets alike.
 //!
 //! A [`Segment`] is 96 bytes (64-bit sequence numbers, an optional pair of
 //! timestamps, up to four SACK blocks), so a lane entry holding one with its
@@ -12,16 +13,20 @@
 //! leave them in a side queue of the same lane, taken back in the same FIFO
 //! order when the ACK leaves the lane ([`PacketLanes`] keeps the two in step).
 //!
-//! Nothing is lost in the packing: [`InFlight::segment`] gives back the
-//! segment that was sent, except that an advertised window above
+//! Nothing is lost in the packing: [`InFlight::wire`] gives back the
+//! packet that was sent, except that an advertised window above
 //! `u32::MAX` bytes is kept as `u32::MAX`, which is all that a sender keeps of
 //! it and more than a TCP header can say (RFC 7323 §2.3: 1 GiB at most).
+//! A uTP packet (BEP 29) fits whole: its 20-byte header and selective-ACK
+//! mask take the fields a segment's sequence numbers and timestamps use.
 
 use std::collections::VecDeque;
 
 use torrentlab_engine::{CacheLine, Lanes, Time};
 use torrentlab_net::LinkId;
+use torrentlab_transport::stream::Wire;
 use torrentlab_transport::tcp::{Flags, SackBlocks, Segment, Timestamps};
+use torrentlab_transport::utp::{Header, PacketType, SackMask, UtpPacket};
 
 /// A packet on its way: the segment, its connection and receiving side, its
 /// size on the wire and where it goes next (a downlink, or the host).
@@ -54,6 +59,8 @@ const TS: u8 = 1;
 const ECR: u8 = 2;
 /// Its SACK blocks wait in the lane's side queue.
 const SACK: u8 = 4;
+/// A uTP packet, not a TCP segment.
+const UTP: u8 = 8;
 
 /// Where a packet goes next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,16 +92,70 @@ impl InFlight {
             len: seg.len,
             window: seg.window.min(u32::MAX as u64) as u32,
             wire,
-            hop: match hop {
-                Hop::Link(l) => {
-                    debug_assert_ne!(l.0, Self::HOST, "link ids stay below u32::MAX");
-                    l.0
-                }
-                Hop::Host => Self::HOST,
-            },
+            hop: Self::hop_bits(hop),
             to,
             flags: seg.flags.0,
             opts: ts | if seg.sack.is_empty() { 0 } else { SACK },
+        }
+    }
+
+    /// Packs `w`, a TCP segment (see [`InFlight::pack`]) or a uTP packet.
+    #[inline]
+    pub fn pack_wire(hop: Hop, conn: u32, to: u8, wire: u32, w: &Wire) -> InFlight {
+        match w {
+            Wire::Tcp(seg) => Self::pack(hop, conn, to, wire, seg),
+            Wire::Utp(p) => {
+                let h = &p.header;
+                InFlight {
+                    seq: h.seq_nr as u64
+                        | (h.ack_nr as u64) << 16
+                        | (h.connection_id as u64) << 32
+                        | (h.kind as u64) << 48
+                        | (h.sack.len as u64) << 56,
+                    ack: u64::from_le_bytes(h.sack.bytes),
+                    ts_val: h.timestamp_us as u64,
+                    ts_ecr: h.timestamp_diff_us as u64,
+                    len: p.payload,
+                    window: h.wnd_size,
+                    conn,
+                    wire,
+                    hop: Self::hop_bits(hop),
+                    to,
+                    flags: 0,
+                    opts: UTP,
+                }
+            }
+        }
+    }
+
+    /// The packet that was packed, with `sack`, the SACK blocks of a TCP
+    /// segment from the side queue (or none).
+    #[inline]
+    pub fn wire(&self, sack: SackBlocks) -> Wire {
+        if self.opts & UTP == 0 {
+            return Wire::Tcp(self.segment(sack));
+        }
+        let header = Header {
+            kind: PacketType::from_u8((self.seq >> 48) as u8).expect("packed from a packet type"),
+            connection_id: (self.seq >> 32) as u16,
+            timestamp_us: self.ts_val as u32,
+            timestamp_diff_us: self.ts_ecr as u32,
+            wnd_size: self.window,
+            seq_nr: self.seq as u16,
+            ack_nr: (self.seq >> 16) as u16,
+            sack: SackMask { bytes: self.ack.to_le_bytes(), len: (self.seq >> 56) as u8 },
+        };
+        Wire::Utp(UtpPacket { header, payload: self.len })
+    }
+
+    #[inline]
+    fn hop_bits(hop: Hop) -> u32 {
+        match hop {
+            Hop::Link(l) => {
+                debug_assert_ne!(l.0, Self::HOST, "link ids stay below u32::MAX");
+                l.0
+            }
+            Hop::Host => Self::HOST,
         }
     }
 
@@ -229,6 +290,42 @@ mod tests {
             assert_eq!(x.segment(s.sack), s);
             assert_eq!(x.to_host().hop(), Hop::Host);
         }
+    }
+
+    #[test]
+    fn packing_gives_back_every_kind_of_utp_packet_that_was_sent() {
+        let mut sack = SackMask::default();
+        sack.set(0);
+        sack.set(40);
+        for (kind, payload, sack) in [
+            (PacketType::Syn, 0, SackMask::default()),
+            (PacketType::Data, 1382, SackMask::default()),
+            (PacketType::State, 0, sack),
+            (PacketType::Fin, 0, SackMask::default()),
+            (PacketType::Reset, 0, SackMask::default()),
+        ] {
+            let header = Header {
+                kind,
+                connection_id: 0xbeef,
+                timestamp_us: u32::MAX - 3,
+                timestamp_diff_us: 123_456_789,
+                wnd_size: 1 << 20,
+                seq_nr: 65_535,
+                ack_nr: 7,
+                sack,
+            };
+            let w = Wire::Utp(UtpPacket { header, payload });
+            let x = InFlight::pack_wire(Hop::Link(LinkId(3)), 9, 0, w.wire_len(), &w);
+            assert!(!x.has_sack(), "uTP's mask travels in the entry itself");
+            assert_eq!((x.conn, x.to, x.wire, x.len), (9, 0, w.wire_len(), payload));
+            assert_eq!(x.wire(SackBlocks::NONE), w);
+        }
+    }
+
+    #[test]
+    fn a_tcp_segment_comes_back_as_a_tcp_wire() {
+        let w = Wire::Tcp(seg());
+        assert_eq!(InFlight::pack_wire(Hop::Host, 1, 1, 1500, &w).wire(SackBlocks::NONE), w);
     }
 
     #[test]

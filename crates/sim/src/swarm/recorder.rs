@@ -4,7 +4,9 @@
 
 use torrentlab_bittorrent::client::Note;
 use torrentlab_engine::{Duration, Time};
-use torrentlab_transport::tcp::TcpConnection;
+use torrentlab_transport::stream::Endpoint;
+
+use crate::endpoint::Transport;
 
 use crate::scenario::swarm::SwarmMetrics;
 use crate::table::Table;
@@ -106,14 +108,14 @@ impl SwarmRecorder {
         gap: Option<Duration>,
         leecher: bool,
         log: bool,
-        ep: &TcpConnection,
+        ep: &Transport,
     ) {
         if let Some(g) = gap.filter(|_| leecher) {
             let b = self.bin_of(g.as_nanos());
             self.gap_hist[b] += 1;
         }
         if log {
-            let info = ep.sender().info();
+            let info = ep.info().expect("both transports send");
             self.send_t.push(now.as_secs_f64());
             self.send_peer.push(peer as i64);
             self.send_conn.push((link / 2) as i64);

@@ -1,6 +1,7 @@
 //! The tables of a finished swarm run (docs/metrics.md lists every column).
 
 use torrentlab_engine::Time;
+use torrentlab_transport::stream::Endpoint;
 
 use super::recorder::gap_edges;
 use super::world::SwarmWorld;
@@ -71,6 +72,7 @@ pub(crate) fn report(sc: &SwarmScenario, mut w: SwarmWorld) -> SwarmOutput {
             .i64("conn", (0..w.conns.len() as i64).collect())
             .i64("initiator", col(&|c| c.peer[0] as u64))
             .i64("acceptor", col(&|c| c.peer[1] as u64))
+            .str("transport", w.conns.iter().map(|c| c.ep[0].kind().name().to_string()).collect())
             .f64("opened_s", w.conns.iter().map(|c| c.opened.as_secs_f64()).collect())
             .f64("closed_s", w.conns.iter().map(|c| secs(c.closed[0].into_iter().chain(c.closed[1]).min())).collect())
             .i64("piece_bytes_forward", col(&|c| c.piece_bytes[0]))
@@ -81,11 +83,9 @@ pub(crate) fn report(sc: &SwarmScenario, mut w: SwarmWorld) -> SwarmOutput {
             .i64("wire_bytes_reverse", col(&|c| c.wire_bytes[1]))
             .i64(
                 "retransmitted_packets",
-                col(&|c| {
-                    c.ep[0].sender().stats().retransmitted_segments + c.ep[1].sender().stats().retransmitted_segments
-                }),
+                col(&|c| c.ep[0].counters().retransmitted_packets + c.ep[1].counters().retransmitted_packets),
             )
-            .i64("timeouts", col(&|c| c.ep[0].sender().stats().timeouts + c.ep[1].sender().stats().timeouts));
+            .i64("timeouts", col(&|c| c.ep[0].counters().timeouts + c.ep[1].counters().timeouts));
     }
 
     let [(_, haves), (_, chokes), (_, sends)] = rec.take_logs();

@@ -1,6 +1,6 @@
-//! The swarm world: one host per peer, a TCP connection per peer pair that
-//! met, each peer's BitTorrent client driven through [`Io`], the tracker, and
-//! the event loop.
+//! The swarm world: one host per peer, a connection (TCP or uTP) per peer
+//! pair that met, each peer's BitTorrent client driven through [`Io`], the
+//! tracker, and the event loop.
 //!
 //! Host `i` is peer `i`. The tracker is not a host: announces travel as
 //! control-plane messages with the one-way delay between the peer and the
@@ -15,14 +15,18 @@ use torrentlab_engine::{Duration, EntityId, EntityRng, EventQueue, OptTime, Pack
 use torrentlab_net::{HostConfig, HostId, Latency, Network, Transit};
 
 use torrentlab_transport::cc::CcConfig;
-use torrentlab_transport::tcp::{SackBlocks, TcpConfig, TcpConnection, TcpState};
+use torrentlab_transport::stream::{Endpoint, Wire};
+use torrentlab_transport::tcp::{SackBlocks, TcpConfig, TcpConnection};
+use torrentlab_transport::utp::{UtpConfig, UtpSocket};
 
 use super::conn::{Conn, NO_SLOT};
 use super::packet::{Hop, InFlight, PacketLanes};
 use super::recorder::SwarmRecorder;
+use crate::endpoint::{Transport, TransportKind};
 use crate::event_bits;
 use crate::hugepages;
 use crate::scenario::swarm::{Departure, JoinSpec, SwarmScenario};
+use crate::scenario::ClockOffsets;
 use crate::timer::{Firing, Tag, Timer};
 use crate::watch::{Pacer, Spill, Watch};
 
@@ -35,6 +39,10 @@ const RNG_CHOKER: u16 = 21;
 const RNG_CLIENT: u16 = 22;
 const RNG_JOIN: u16 = 23;
 const RNG_TRACKER: u16 = 24;
+/// A dialler's uTP connection ids and the acceptor's first sequence number.
+const RNG_DIAL: u16 = 25;
+/// Each host's clock offset (uTP timestamps).
+const RNG_CLOCK: u16 = 26;
 
 /// The lane a packet leaves: a path lane, or a host's downlink lane.
 #[derive(Clone, Copy, Debug)]
@@ -150,13 +158,25 @@ pub(crate) struct Pending {
     completed: Vec<u32>,
 }
 
+/// How the peers of one class dial, and answer a dial over each transport.
+pub(crate) struct ClassProto {
+    pub transport: TransportKind,
+    tcp: Arc<TcpConfig>,
+    cc: CcConfig,
+    utp: UtpConfig,
+}
+
 /// The borrowed parts of the world a client may touch.
 struct Wires<'a> {
     now: Time,
     peer: u32,
     conns: &'a mut Vec<Conn>,
-    proto: &'a [(Arc<TcpConfig>, CcConfig)],
+    proto: &'a [ClassProto],
     class_of: &'a [usize],
+    /// Each host's clock offset, microseconds (uTP timestamps).
+    clocks: &'a [u32],
+    /// The peer's stream for uTP connection ids.
+    dial_rng: &'a mut EntityRng,
     /// The peer's sends go to the send log.
     log_peer: bool,
     /// The peer is an initial seed (its send gaps are not counted).
@@ -165,20 +185,28 @@ struct Wires<'a> {
     rec: &'a mut SwarmRecorder,
 }
 
-/// Linux lets a socket queue about twice the congestion window (at least
-/// twice the initial window) before `write` blocks (`tcp_sndbuf_expand`).
-#[inline]
-fn socket_flushed(ep: &TcpConnection) -> bool {
-    let tx = ep.sender();
-    let w = tx.window();
-    tx.unacked_app_bytes() < 2 * w.cwnd.max(10 * w.mss as u64)
-}
-
 impl Io for Wires<'_> {
     fn connect(&mut self, remote: u32, slot: u32) -> u32 {
-        let (tcp, cc) = &self.proto[self.class_of[self.peer as usize]];
-        let (rtcp, rcc) = &self.proto[self.class_of[remote as usize]];
-        let ep = [TcpConnection::connect(tcp.clone(), cc.build()), TcpConnection::listen(rtcp.clone(), rcc.build())];
+        let mine = &self.proto[self.class_of[self.peer as usize]];
+        let theirs = &self.proto[self.class_of[remote as usize]];
+        // The dialler's transport; the acceptor answers with its own settings for it.
+        let ep = match mine.transport {
+            TransportKind::Tcp => [
+                Transport::Tcp(TcpConnection::connect(mine.tcp.clone(), mine.cc.build())),
+                Transport::Tcp(TcpConnection::listen(theirs.tcp.clone(), theirs.cc.build())),
+            ],
+            TransportKind::Utp => {
+                // BEP 29: a random connection id; the initiator starts at
+                // sequence 1, the acceptor at a random one (as libutp).
+                let conn_id = self.dial_rng.next_u64() as u16;
+                let acceptor_seq = self.dial_rng.next_u64() as u16;
+                let (here, there) = (self.clocks[self.peer as usize], self.clocks[remote as usize]);
+                [
+                    Transport::Utp(Box::new(UtpSocket::connect(mine.utp.clone(), self.now, conn_id, 1, here))),
+                    Transport::Utp(Box::new(UtpSocket::accept(theirs.utp.clone(), conn_id, acceptor_seq, there))),
+                ]
+            }
+        };
         let id = self.conns.len() as u32;
         let mut c = Conn::new(self.now, self.peer, remote, ep);
         c.slot[0] = slot;
@@ -199,14 +227,14 @@ impl Io for Wires<'_> {
         let gap = c.last_send[s].get().map(|t| self.now.saturating_since(t));
         c.last_send[s] = OptTime::some(self.now);
         self.rec.send(self.now, self.peer, link, bytes, gap, !self.seed, self.log_peer, &c.ep[s]);
-        if !socket_flushed(&c.ep[s]) {
+        if !c.ep[s].flushed() {
             c.blocked[s] = true; // the client is told when it drains
         }
         self.pending.dirty.push((ci as u32, s as u8));
     }
 
     fn flushed(&self, link: u32) -> bool {
-        socket_flushed(&self.conns[(link / 2) as usize].ep[(link % 2) as usize])
+        self.conns[(link / 2) as usize].ep[(link % 2) as usize].flushed()
     }
 
     fn close(&mut self, link: u32) {
@@ -214,7 +242,7 @@ impl Io for Wires<'_> {
         let c = &mut self.conns[ci];
         c.slot[s] = NO_SLOT;
         c.closed[s].get_or_insert(self.now);
-        if c.ep[s].state() != TcpState::Reset {
+        if c.ep[s].is_alive() {
             c.ep[s].abort();
             self.pending.dirty.push((ci as u32, s as u8));
         }
@@ -264,7 +292,9 @@ pub(crate) struct SwarmWorld {
     pub conns: Vec<Conn>,
     pub peers: Vec<Peer>,
     class_of: Vec<usize>,
-    proto: Vec<(Arc<TcpConfig>, CcConfig)>,
+    pub proto: Vec<ClassProto>,
+    clocks: Vec<u32>,
+    dial_rngs: Vec<EntityRng>,
     pub tracker: Tracker,
     tracker_delay: Vec<Duration>,
     replies: Vec<Vec<u32>>,
@@ -394,7 +424,25 @@ impl SwarmWorld {
             leechers_left: peers.iter().filter(|p| !p.seed).count(),
             peers,
             class_of,
-            proto: sc.classes.iter().map(|c| (Arc::new(c.tcp.clone()), c.cc.clone())).collect(),
+            proto: sc
+                .classes
+                .iter()
+                .map(|c| ClassProto {
+                    transport: c.transport,
+                    tcp: Arc::new(c.tcp.clone()),
+                    cc: c.cc.clone(),
+                    utp: c.utp.clone(),
+                })
+                .collect(),
+            // Each host's clock runs from its own origin, as real hosts' do
+            // (uTP timestamps are read against them).
+            clocks: (0..n)
+                .map(|h| match sc.clock_offsets {
+                    ClockOffsets::Zero => 0,
+                    ClockOffsets::Random => EntityRng::new(sc.seed, EntityId::new(RNG_CLOCK, h as u64)).next_u64() as u32,
+                })
+                .collect(),
+            dial_rngs: (0..n).map(|h| EntityRng::new(sc.seed, EntityId::new(RNG_DIAL, h as u64))).collect(),
             tracker: Tracker::new(EntityRng::new(sc.seed, EntityId::new(RNG_TRACKER, 0))),
             tracker_delay,
             replies: Vec::new(),
@@ -531,6 +579,8 @@ impl SwarmWorld {
                 conns: &mut self.conns,
                 proto: &self.proto,
                 class_of: &self.class_of,
+                clocks: &self.clocks,
+                dial_rng: &mut self.dial_rngs[peer as usize],
                 log_peer,
                 seed,
                 pending: &mut self.pending,
@@ -581,21 +631,26 @@ impl SwarmWorld {
     fn drive(&mut self, now: Time, ci: u32, s: usize) {
         let c = &mut self.conns[ci as usize];
         let (src, dst) = (c.peer[s], c.peer[1 - s]);
-        while let Some(seg) = c.ep[s].poll_transmit(now) {
-            // Looked up per segment: most calls send none (a delayed ACK
+        while let Some(pkt) = c.ep[s].poll_transmit(now) {
+            // Looked up per packet: most calls send none (a delayed ACK
             // waits, Nagle holds), and few send more than one.
             let lane = self.route.lane(src, dst);
-            let wire = seg.wire_len();
+            let wire = pkt.wire_len();
             c.wire_bytes[s] += wire as u64;
-            if seg.len > 0 {
-                self.rec.payload(seg.len);
+            let len = pkt.payload_len();
+            if len > 0 {
+                self.rec.payload(len);
             }
             let (hop, time) = match self.net.send(now, HostId(src), HostId(dst), wire) {
                 Transit::Dropped { .. } => continue,
                 Transit::AtLink { link, time } => (Hop::Link(link), time),
                 Transit::AtHost { time, .. } => (Hop::Host, time),
             };
-            if self.lanes.push(lane, time, InFlight::pack(hop, ci, (1 - s) as u8, wire, &seg), &seg.sack) {
+            let sack = match &pkt {
+                Wire::Tcp(seg) => seg.sack,
+                Wire::Utp(_) => SackBlocks::NONE,
+            };
+            if self.lanes.push(lane, time, InFlight::pack_wire(hop, ci, (1 - s) as u8, wire, &pkt), &sack) {
                 self.q.schedule_head(time, Ev::PathLane { lane: lane as u32 });
             }
         }
@@ -636,7 +691,7 @@ impl SwarmWorld {
                 if x.len > 0 {
                     self.data_packets_delivered += 1;
                 }
-                self.conns[x.conn as usize].ep[s].handle(now, &x.segment(sack));
+                self.conns[x.conn as usize].ep[s].handle(now, &x.wire(sack));
                 self.after_segment(now, x.conn, s);
             }
         }
@@ -652,9 +707,8 @@ impl SwarmWorld {
         let link = ci * 2 + s as u32;
         let c = &mut self.conns[ci as usize];
         let peer = c.peer[s];
-        let state = c.ep[s].state();
         // The acceptor's client decides on a new connection when the SYN arrives.
-        if s == 1 && !c.asked && state == TcpState::SynReceived {
+        if s == 1 && !c.asked && c.ep[1].syn_received() {
             c.asked = true;
             let remote = c.peer[0];
             self.accept(now, ci, peer, remote, link);
@@ -662,7 +716,7 @@ impl SwarmWorld {
         let c = &mut self.conns[ci as usize];
         let slot = c.slot[s];
         if slot != NO_SLOT {
-            if s == 0 && !c.connected && state == TcpState::Established {
+            if s == 0 && !c.connected && c.ep[0].is_established() {
                 c.connected = true;
                 self.with_client(now, peer, |cl, io| cl.on_connected(now, slot, io));
             }
@@ -672,7 +726,7 @@ impl SwarmWorld {
                 if c.slot[s] == NO_SLOT {
                     break;
                 }
-                let delivered = c.ep[s].receiver().delivered();
+                let delivered = c.ep[s].delivered();
                 match c.take_frame(1 - s, delivered) {
                     Some(f) => {
                         let m = self.cycles.message_begin(&f);
@@ -683,11 +737,11 @@ impl SwarmWorld {
                 }
             }
             let c = &mut self.conns[ci as usize];
-            if c.slot[s] != NO_SLOT && c.ep[s].state() == TcpState::Reset {
+            if c.slot[s] != NO_SLOT && !c.ep[s].is_alive() {
                 c.slot[s] = NO_SLOT;
                 c.closed[s].get_or_insert(now);
                 self.with_client(now, peer, |cl, io| cl.on_closed(now, slot, io));
-            } else if c.slot[s] != NO_SLOT && c.blocked[s] && socket_flushed(&c.ep[s]) {
+            } else if c.slot[s] != NO_SLOT && c.blocked[s] && c.ep[s].flushed() {
                 c.blocked[s] = false;
                 self.with_client(now, peer, |cl, io| cl.on_flushed(now, slot, io));
             }

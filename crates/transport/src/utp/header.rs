@@ -13,7 +13,8 @@ pub enum PacketType {
 }
 
 impl PacketType {
-    fn from_u8(v: u8) -> Option<PacketType> {
+    /// The type whose BEP 29 number is `v`, if any.
+    pub fn from_u8(v: u8) -> Option<PacketType> {
         Some(match v {
             0 => PacketType::Data,
             1 => PacketType::Fin,

@@ -149,6 +149,10 @@ pub struct UtpSocket {
     /// scans the window only when there is something to resend).
     resends: usize,
     app_pending: u64,
+    /// Payload bytes of the packets in `out` not acknowledged yet.
+    out_unacked: u64,
+    /// An abort's RESET is still to be sent.
+    reset_pending: bool,
     closing: bool,
     fin_queued: bool,
     peer_wnd: u64,
@@ -203,6 +207,8 @@ impl UtpSocket {
             cur_window: 0,
             resends: 0,
             app_pending: 0,
+            out_unacked: 0,
+            reset_pending: false,
             closing: false,
             fin_queued: false,
             cc,
@@ -282,7 +288,12 @@ impl UtpSocket {
 
     /// Bytes written and not yet acknowledged.
     pub fn unacked_bytes(&self) -> u64 {
-        self.app_pending + self.out.iter().filter(|p| !p.acked).map(|p| p.len as u64).sum::<u64>()
+        self.app_pending + self.out_unacked
+    }
+
+    /// The congestion window, bytes.
+    pub fn cwnd(&self) -> u64 {
+        self.cc.window()
     }
 
     pub fn info(&self) -> UtpInfo {
@@ -311,11 +322,28 @@ impl UtpSocket {
         self.app_pending = 0;
     }
 
+    /// Ends the connection at once, as libutp's and libtorrent's sockets do
+    /// when the application gives up on a peer: an ST_RESET goes to the peer
+    /// (unless nobody has dialled this acceptor yet) and nothing else follows.
+    pub fn abort(&mut self) {
+        if self.state == UtpState::Reset {
+            return;
+        }
+        self.reset_pending = self.state != UtpState::Listening;
+        self.state = UtpState::Reset;
+        self.rto_deadline = None;
+        self.app_pending = 0;
+        self.ack_pending = false;
+        self.out.clear();
+        (self.out_unacked, self.cur_window, self.resends) = (0, 0, 0);
+    }
+
     fn clock_us(&self, now: Time) -> u32 {
         ((now.as_nanos() / 1000) as u32).wrapping_add(self.clock_offset_us)
     }
 
     fn push_out(&mut self, kind: PacketType, len: u32, now: Time) {
+        self.out_unacked += len as u64;
         self.out.push_back(Sent {
             kind,
             len,
@@ -365,6 +393,10 @@ impl UtpSocket {
 
     /// The next packet to send, if any.
     pub fn poll_transmit(&mut self, now: Time) -> Option<UtpPacket> {
+        if self.reset_pending {
+            self.reset_pending = false;
+            return Some(UtpPacket { header: self.header(now, PacketType::Reset, self.seq_nr), payload: 0 });
+        }
         if matches!(self.state, UtpState::Reset | UtpState::Listening) {
             return self.ack_packet(now);
         }
@@ -519,6 +551,7 @@ impl UtpSocket {
             return;
         }
         p.acked = true;
+        self.out_unacked -= p.len as u64;
         if p.need_resend && p.transmissions > 0 {
             self.resends -= 1;
         }

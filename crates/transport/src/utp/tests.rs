@@ -267,3 +267,45 @@ fn lost_probes_lower_the_ceiling_below_the_path_mtu_and_the_transfer_completes()
     assert!(floor <= 1200 && (1183..1216).contains(&ceiling), "search ended at [{floor}, {ceiling}]");
     assert!(floor >= 1150, "floor {floor}");
 }
+
+#[test]
+fn an_abort_sends_one_reset_that_ends_the_peers_socket_too() {
+    let (mut a, mut b, t) = connected();
+    a.write(5000);
+    let _ = drain(&mut a, t);
+    a.abort();
+    assert_eq!((a.state(), a.poll_timeout(), a.unacked_bytes()), (UtpState::Reset, None, 0));
+    let out = drain(&mut a, t);
+    assert_eq!(out.len(), 1, "one packet, the reset");
+    let h = out[0].header;
+    assert_eq!((h.kind, h.connection_id), (PacketType::Reset, 101), "on the id the acceptor receives on");
+    b.handle(t + Duration::from_millis(10), &out[0]);
+    assert_eq!(b.state(), UtpState::Reset);
+    a.abort();
+    assert!(drain(&mut a, t).is_empty(), "a second abort sends nothing");
+}
+
+#[test]
+fn an_acceptor_nobody_dialled_aborts_without_a_packet() {
+    let mut b = UtpSocket::accept(cfg(), 100, 5000, 0);
+    b.abort();
+    assert_eq!(b.state(), UtpState::Reset);
+    assert!(drain(&mut b, ms(0)).is_empty());
+}
+
+#[test]
+fn unacked_bytes_count_what_is_written_until_it_is_acknowledged() {
+    let (mut a, mut b, mut t) = connected();
+    a.write(3 * P as u64 + 10);
+    assert_eq!(a.unacked_bytes(), 3 * P as u64 + 10);
+    for _ in 0..50 {
+        t += Duration::from_millis(10);
+        for p in drain(&mut a, t) {
+            b.handle(t, &p);
+        }
+        for p in drain(&mut b, t) {
+            a.handle(t, &p);
+        }
+    }
+    assert_eq!((b.delivered(), a.unacked_bytes()), (3 * P as u64 + 10, 0));
+}

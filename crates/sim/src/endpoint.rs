@@ -1,0 +1,233 @@
+//! The endpoint a connection of the world holds: any transport behind one
+//! [`Endpoint`] interface, stored inline and dispatched statically.
+//!
+//! Adding a transport means a sans-IO module in crates/transport that
+//! implements [`Endpoint`], a variant here and its name in [`TransportKind`];
+//! the event loop does not change.
+
+use torrentlab_engine::Time;
+use torrentlab_transport::stream::{ConnCounters, ConnInfo, Endpoint, Wire};
+use torrentlab_transport::tcp::TcpConnection;
+use torrentlab_transport::utp::UtpSocket;
+
+/// Which transport a connection runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TransportKind {
+    /// TCP (RFC 9293) with any congestion controller.
+    Tcp,
+    /// uTP (BEP 29) over UDP with its LEDBAT.
+    Utp,
+}
+
+impl TransportKind {
+    pub const ALL: [TransportKind; 2] = [TransportKind::Tcp, TransportKind::Utp];
+
+    /// The name used in scenarios and result tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            TransportKind::Tcp => "tcp",
+            TransportKind::Utp => "utp",
+        }
+    }
+}
+
+/// One end of a connection. A uTP socket, rarer and larger than a TCP
+/// endpoint, is boxed so that TCP connections do not pay for its size.
+pub(crate) enum Transport {
+    Tcp(TcpConnection),
+    Utp(Box<UtpSocket>),
+}
+
+/// Forwards a call to whichever transport `self` holds (`ref` or `mut`).
+macro_rules! each {
+    (ref $self:expr, $ep:ident => $call:expr) => {
+        match $self {
+            Transport::Tcp($ep) => $call,
+            Transport::Utp(boxed) => {
+                let $ep: &UtpSocket = boxed;
+                $call
+            }
+        }
+    };
+    (mut $self:expr, $ep:ident => $call:expr) => {
+        match $self {
+            Transport::Tcp($ep) => $call,
+            Transport::Utp(boxed) => {
+                let $ep: &mut UtpSocket = boxed;
+                $call
+            }
+        }
+    };
+}
+
+impl Transport {
+    pub fn kind(&self) -> TransportKind {
+        match self {
+            Transport::Tcp(_) => TransportKind::Tcp,
+            Transport::Utp(_) => TransportKind::Utp,
+        }
+    }
+
+    /// Whether the application may write more: Linux lets a socket queue
+    /// about twice the congestion window (at least twice ten packets) before
+    /// `write` blocks (`tcp_sndbuf_expand`). uTP sockets get the same rule,
+    /// an assumption: libutp leaves buffering to the application.
+    #[inline]
+    pub fn flushed(&self) -> bool {
+        let (cwnd, packet) = self.window();
+        self.unacked() < 2 * cwnd.max(10 * packet as u64)
+    }
+}
+
+impl Endpoint for Transport {
+    #[inline]
+    fn write(&mut self, bytes: u64) {
+        each!(mut self, e => Endpoint::write(e, bytes))
+    }
+    fn stop_writing(&mut self) {
+        each!(mut self, e => Endpoint::stop_writing(e))
+    }
+    fn close(&mut self) {
+        each!(mut self, e => Endpoint::close(e))
+    }
+    #[inline]
+    fn delivered(&self) -> u64 {
+        each!(ref self, e => Endpoint::delivered(e))
+    }
+    #[inline]
+    fn unacked(&self) -> u64 {
+        each!(ref self, e => Endpoint::unacked(e))
+    }
+    fn peer_finished(&self) -> bool {
+        each!(ref self, e => Endpoint::peer_finished(e))
+    }
+    #[inline]
+    fn handle(&mut self, now: Time, packet: &Wire) {
+        each!(mut self, e => Endpoint::handle(e, now, packet))
+    }
+    #[inline]
+    fn poll_transmit(&mut self, now: Time) -> Option<Wire> {
+        each!(mut self, e => Endpoint::poll_transmit(e, now))
+    }
+    #[inline]
+    fn poll_timeout(&self) -> Option<Time> {
+        each!(ref self, e => Endpoint::poll_timeout(e))
+    }
+    #[inline]
+    fn handle_timeout(&mut self, now: Time) {
+        each!(mut self, e => Endpoint::handle_timeout(e, now))
+    }
+    fn info(&self) -> Option<ConnInfo> {
+        each!(ref self, e => Endpoint::info(e))
+    }
+    fn counters(&self) -> ConnCounters {
+        each!(ref self, e => Endpoint::counters(e))
+    }
+    #[inline]
+    fn is_alive(&self) -> bool {
+        each!(ref self, e => Endpoint::is_alive(e))
+    }
+    fn abort(&mut self) {
+        each!(mut self, e => Endpoint::abort(e))
+    }
+    #[inline]
+    fn is_established(&self) -> bool {
+        each!(ref self, e => Endpoint::is_established(e))
+    }
+    #[inline]
+    fn syn_received(&self) -> bool {
+        each!(ref self, e => Endpoint::syn_received(e))
+    }
+    #[inline]
+    fn window(&self) -> (u64, u32) {
+        each!(ref self, e => Endpoint::window(e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use torrentlab_transport::cc::CcConfig;
+    use torrentlab_transport::tcp::TcpConfig;
+    use torrentlab_transport::utp::UtpConfig;
+
+    fn run_pair(mut a: Transport, mut b: Transport, bytes: u64) -> (Transport, Transport) {
+        a.write(bytes);
+        let mut now = Time::ZERO;
+        for _ in 0..400 {
+            now += torrentlab_engine::Duration::from_millis(5);
+            while let Some(p) = a.poll_transmit(now) {
+                b.handle(now, &p);
+            }
+            while let Some(p) = b.poll_transmit(now) {
+                a.handle(now, &p);
+            }
+            for e in [&mut a, &mut b] {
+                if e.poll_timeout().is_some_and(|t| t <= now) {
+                    e.handle_timeout(now);
+                }
+            }
+        }
+        (a, b)
+    }
+
+    #[test]
+    fn either_transport_carries_a_stream_through_the_same_interface() {
+        let tcp = Arc::new(TcpConfig { handshake: true, ..TcpConfig::linux() });
+        let pairs = [
+            (
+                Transport::Tcp(TcpConnection::connect(tcp.clone(), CcConfig::NewReno.build())),
+                Transport::Tcp(TcpConnection::listen(tcp, CcConfig::NewReno.build())),
+            ),
+            (
+                Transport::Utp(Box::new(UtpSocket::connect(UtpConfig::default(), Time::ZERO, 7, 1, 0))),
+                Transport::Utp(Box::new(UtpSocket::accept(UtpConfig::default(), 7, 900, 12_345))),
+            ),
+        ];
+        for (a, b) in pairs {
+            let kind = a.kind();
+            assert!(!a.is_established() && !b.syn_received(), "{kind:?}: nothing exchanged yet");
+            let (a, b) = run_pair(a, b, 200_000);
+            assert!(a.is_established(), "{kind:?}");
+            assert_eq!((b.delivered(), a.unacked()), (200_000, 0), "{kind:?}");
+            assert!(a.flushed(), "{kind:?}: nothing left unacknowledged");
+        }
+    }
+
+    #[test]
+    fn a_socket_holding_more_than_twice_its_window_is_not_flushed() {
+        let tcp = Arc::new(TcpConfig { handshake: true, ..TcpConfig::linux() });
+        let mut a = Transport::Tcp(TcpConnection::connect(tcp, CcConfig::NewReno.build()));
+        let (cwnd, mss) = a.window();
+        let limit = 2 * cwnd.max(10 * mss as u64);
+        a.write(limit - 1);
+        assert!(a.flushed());
+        a.write(1);
+        assert!(!a.flushed());
+    }
+
+    #[test]
+    fn an_abort_reaches_the_peer_on_either_transport() {
+        let tcp = Arc::new(TcpConfig { handshake: true, ..TcpConfig::linux() });
+        let pairs = [
+            (
+                Transport::Tcp(TcpConnection::connect(tcp.clone(), CcConfig::NewReno.build())),
+                Transport::Tcp(TcpConnection::listen(tcp, CcConfig::NewReno.build())),
+            ),
+            (
+                Transport::Utp(Box::new(UtpSocket::connect(UtpConfig::default(), Time::ZERO, 7, 1, 0))),
+                Transport::Utp(Box::new(UtpSocket::accept(UtpConfig::default(), 7, 900, 0))),
+            ),
+        ];
+        for (a, b) in pairs {
+            let (mut a, mut b) = run_pair(a, b, 10);
+            a.abort();
+            let now = Time::ZERO + torrentlab_engine::Duration::from_secs(10);
+            while let Some(p) = a.poll_transmit(now) {
+                b.handle(now, &p);
+            }
+            assert!(!a.is_alive() && !b.is_alive(), "{:?}", a.kind());
+        }
+    }
+}
