@@ -1,9 +1,10 @@
 //! Runs a scenario (default: the benchmark dumbbell) without Python, for
 //! profilers: `cargo run --release -p torrentlab-sim --example bench [FILE] [--digest]`.
 //!
-//! `--digest` also prints a hash of every row of every output table (swarm or
-//! dumbbell), so a change meant only to make things faster can be checked to
-//! leave every result as it was.
+//! `--digest` also prints the SHA-256 of every output table (swarm or dumbbell;
+//! `Table::digest`, as in `tests/golden/digests.txt`) and one over all of them
+//! (`digest_tables`), so a change meant only to make things faster can be
+//! checked to leave every result as it was.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -28,11 +29,11 @@ fn main() {
     let p = match &sc {
         torrentlab_sim::AnyScenario::Dumbbell(sc) => {
             let out = torrentlab_sim::run(sc);
+            let perf = out.perf;
             if digest {
-                let tables = [&out.flows, &out.timeseries, &out.queue, &out.summary];
-                print_digest(tables.iter().map(|t| format!("{:?}", t.columns)));
+                print_digest(&out.into_tables());
             }
-            out.perf
+            perf
         }
         torrentlab_sim::AnyScenario::Swarm(sc) => {
             let out = torrentlab_sim::run_swarm(sc, &mut |_| {});
@@ -46,7 +47,7 @@ fn main() {
                 s.f64_column("max_download_time_s")[0]
             );
             if digest {
-                print_digest(out.tables.iter().map(|(name, t)| format!("{name}: {:?}", t.columns)));
+                print_digest(&out.tables);
             }
             out.perf
         }
@@ -62,15 +63,12 @@ fn main() {
     );
 }
 
-/// Prints a hash of the tables' text (`Debug` prints floats exactly, in their
-/// shortest round-trip form).
-fn print_digest(tables: impl Iterator<Item = String>) {
-    use std::hash::{DefaultHasher, Hash, Hasher};
-    let mut h = DefaultHasher::new();
-    let mut n = 0;
-    for t in tables {
-        t.hash(&mut h);
-        n += 1;
+/// Prints each table's SHA-256 (`table NAME ROWS SHA256`), then one over all
+/// of them in order (`digest SHA256 over N tables`).
+fn print_digest(tables: &[(&'static str, torrentlab_sim::Table)]) {
+    for (name, t) in tables {
+        println!("table {name} {} {}", t.rows(), t.digest());
     }
-    println!("digest {:016x} over {n} tables", h.finish());
+    let all = torrentlab_sim::digest_tables(tables.iter().map(|(name, t)| (*name, t)));
+    println!("digest {all} over {} tables", tables.len());
 }

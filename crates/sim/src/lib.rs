@@ -30,7 +30,7 @@ pub use report::RunOutput;
 pub use endpoint::TransportKind;
 pub use scenario::{AnyScenario, Scenario, ScenarioError, SwarmScenario};
 pub use swarm::{run_swarm, run_swarm_watched, SwarmOutput};
-pub use table::{jain_index, Column, ColumnData, Table};
+pub use table::{digest_tables, jain_index, Column, ColumnData, Table};
 pub use watch::{Cancelled, Spill, Watch};
 pub use world::Perf;
 
