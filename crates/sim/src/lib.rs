@@ -26,8 +26,8 @@ mod timer;
 pub mod watch;
 mod world;
 
-pub use report::RunOutput;
 pub use endpoint::TransportKind;
+pub use report::RunOutput;
 pub use scenario::{AnyScenario, Scenario, ScenarioError, SwarmScenario};
 pub use swarm::{run_swarm, run_swarm_watched, SwarmOutput};
 pub use table::{digest_tables, jain_index, Column, ColumnData, Table};

@@ -92,7 +92,6 @@ impl Holders {
         }
     }
 
-
     /// Every bit is what `have` says of its slot (`None`: a free slot).
     pub fn mirror<'a>(&self, slots: impl Iterator<Item = Option<&'a Bitfield>>) -> bool {
         slots.enumerate().all(|(s, have)| {

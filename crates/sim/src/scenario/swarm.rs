@@ -39,8 +39,8 @@ use crate::endpoint::TransportKind;
 
 use super::controllers::{self, Controllers, RawCubic, RawLedbat, RawLp, RawNice, RawVegas};
 use super::raw::{CcName, ClockOffsetsName, RawTcp, TransportName};
-use super::utp::{utp_config, RawUtp};
 use super::units::{BufferStr, DurationStr, RateStr, SizeStr, MAX_DURATION};
+use super::utp::{utp_config, RawUtp};
 use super::validate::{buffer_limit, probability, scenario_name, tcp_config, tcp_path, Ctx};
 use super::{ClockOffsets, ScenarioError};
 

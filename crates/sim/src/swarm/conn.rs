@@ -4,11 +4,11 @@
 
 use std::collections::VecDeque;
 
+use crate::endpoint::Transport;
+use crate::timer::Timer;
 use torrentlab_bittorrent::client::Frame;
 use torrentlab_bittorrent::wire::Message;
 use torrentlab_engine::{OptTime, Time};
-use crate::endpoint::Transport;
-use crate::timer::Timer;
 
 /// No client slot.
 pub(crate) const NO_SLOT: u32 = u32::MAX;

@@ -439,7 +439,9 @@ impl SwarmWorld {
             clocks: (0..n)
                 .map(|h| match sc.clock_offsets {
                     ClockOffsets::Zero => 0,
-                    ClockOffsets::Random => EntityRng::new(sc.seed, EntityId::new(RNG_CLOCK, h as u64)).next_u64() as u32,
+                    ClockOffsets::Random => {
+                        EntityRng::new(sc.seed, EntityId::new(RNG_CLOCK, h as u64)).next_u64() as u32
+                    }
                 })
                 .collect(),
             dial_rngs: (0..n).map(|h| EntityRng::new(sc.seed, EntityId::new(RNG_DIAL, h as u64))).collect(),
