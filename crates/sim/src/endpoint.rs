@@ -33,9 +33,12 @@ impl TransportKind {
 
 /// One end of a connection. A uTP socket, rarer and larger than a TCP
 /// endpoint, is boxed so that TCP connections do not pay for its size.
+/// `Other` holds any other endpoint (the dumbbell's one-way TCP halves, a
+/// transport under test), called through a vtable.
 pub(crate) enum Transport {
     Tcp(TcpConnection),
     Utp(Box<UtpSocket>),
+    Other(Box<dyn Endpoint>, TransportKind),
 }
 
 /// Forwards a call to whichever transport `self` holds (`ref` or `mut`).
@@ -47,6 +50,10 @@ macro_rules! each {
                 let $ep: &UtpSocket = boxed;
                 $call
             }
+            Transport::Other(boxed, _) => {
+                let $ep: &dyn Endpoint = boxed.as_ref();
+                $call
+            }
         }
     };
     (mut $self:expr, $ep:ident => $call:expr) => {
@@ -54,6 +61,10 @@ macro_rules! each {
             Transport::Tcp($ep) => $call,
             Transport::Utp(boxed) => {
                 let $ep: &mut UtpSocket = boxed;
+                $call
+            }
+            Transport::Other(boxed, _) => {
+                let $ep: &mut dyn Endpoint = boxed.as_mut();
                 $call
             }
         }
@@ -65,6 +76,7 @@ impl Transport {
         match self {
             Transport::Tcp(_) => TransportKind::Tcp,
             Transport::Utp(_) => TransportKind::Utp,
+            Transport::Other(_, kind) => *kind,
         }
     }
 

@@ -12,6 +12,7 @@
 //!
 //! Same scenario + same seed => identical output, bit for bit.
 
+mod apps;
 pub mod endpoint;
 mod event_bits;
 pub mod footprint;
@@ -23,6 +24,7 @@ pub mod scenario;
 pub mod swarm;
 pub mod table;
 mod timer;
+mod topology;
 pub mod watch;
 mod world;
 
@@ -58,7 +60,7 @@ pub fn run_watched(
     watch: &mut Watch<'_>,
     spill: Option<&mut Spill<'_>>,
 ) -> Result<RunOutput, Cancelled> {
-    let mut w = world::World::build(sc);
+    let mut w = topology::dumbbell::build(sc);
     watch::watched(watch, |watch| w.run(Duration::from_secs(1), watch, spill))?;
     Ok(report::report(sc, w))
 }
@@ -67,10 +69,10 @@ pub fn run_watched(
 /// wire byte sent was delivered, dropped, lost, or is still in flight. Returns
 /// the output and the packets in flight. For tests.
 pub fn run_checked(sc: &Scenario) -> (RunOutput, u64) {
-    let mut w = world::World::build(sc);
+    let mut w = topology::dumbbell::build(sc);
     let _ = w.run(Duration::from_secs(1), &mut |_| ControlFlow::Continue(()), None);
-    let s = w.net.stats();
-    let (packets, bytes) = w.in_flight();
+    let s = w.f.net.stats();
+    let (packets, bytes) = w.f.in_flight();
     assert_eq!(
         s.sent_packets,
         s.delivered_packets + s.dropped_packets + s.lost_packets + packets,

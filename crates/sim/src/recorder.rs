@@ -2,8 +2,9 @@
 
 use torrentlab_engine::Time;
 
+use crate::apps::bulk::Flow;
 use crate::table::Table;
-use crate::world::Flow;
+use crate::world::Conn;
 
 /// Columns of the `timeseries` table, filled row by row.
 #[derive(Default)]
@@ -36,7 +37,7 @@ impl Recorder {
 
     /// One row per started flow at `now`. Goodput is in-order payload delivered
     /// since the previous sample, in bit/s.
-    pub fn sample(&mut self, now: Time, flows: &[Flow]) {
+    pub fn sample(&mut self, now: Time, flows: &[Flow], conns: &[Conn]) {
         if !self.enabled {
             return;
         }
@@ -45,12 +46,12 @@ impl Recorder {
         }
         let dt = self.last_time.map(|t| now.saturating_since(t).as_secs_f64());
         for (i, f) in flows.iter().enumerate() {
-            let delivered = f.receiver.delivered();
+            let delivered = f.receiver(conns).delivered();
             let prev = std::mem::replace(&mut self.last_delivered[i], delivered);
             if !f.started {
                 continue;
             }
-            let Some(info) = f.sender.info() else { continue };
+            let Some(info) = f.sender(conns).info() else { continue };
             let mss = info.packet_size as f64;
             self.time_s.push(now.as_secs_f64());
             self.flow.push(i as i64);
@@ -65,7 +66,7 @@ impl Recorder {
                 Some(dt) if dt > 0.0 => (delivered - prev) as f64 * 8.0 / dt,
                 _ => f64::NAN,
             });
-            let st = f.sender.counters();
+            let st = f.sender(conns).counters();
             self.retransmitted_packets.push(st.retransmitted_packets as i64);
             self.timeouts.push(st.timeouts as i64);
         }

@@ -3,8 +3,10 @@
 
 use torrentlab_net::{LinkStats, QueueRecord};
 
+use crate::apps::bulk::{Bulk, Flow};
 use crate::scenario::Scenario;
 use crate::table::{jain_index, Table};
+use crate::topology::dumbbell::BULK_APP;
 use crate::world::World;
 
 /// Everything one run produces.
@@ -32,10 +34,12 @@ fn nan_or(v: Option<f64>) -> f64 {
     v.unwrap_or(f64::NAN)
 }
 
-pub(crate) fn report(sc: &Scenario, mut w: World) -> RunOutput {
-    let end = w.end;
-    let end_stats = w.net.link_mut(w.bottleneck).stats(end);
-    let queue = queue_table(&mut w);
+pub(crate) fn report(sc: &Scenario, mut world: World) -> RunOutput {
+    let perf = world.perf();
+    let mut w: Box<Bulk> = world.take_app(BULK_APP);
+    let (end, net, conns) = (world.end, &mut world.f.net, &world.f.conns);
+    let end_stats = net.link_mut(w.bottleneck).stats(end);
+    let queue = queue_rows(&net.link_mut(w.bottleneck).take_log(end).map(|l| l.records).unwrap_or_default());
     let snap = w.at_window_start.clone();
     let window = end.saturating_since(w.window_start).as_secs_f64();
     let start_stats = snap.as_ref().map_or(LinkStats::default(), |s| s.bottleneck);
@@ -45,7 +49,7 @@ pub(crate) fn report(sc: &Scenario, mut w: World) -> RunOutput {
     let mut window_rates = Vec::with_capacity(n);
     let (mut throughput, mut completion) = (Vec::with_capacity(n), Vec::with_capacity(n));
     for (i, f) in w.flows.iter().enumerate() {
-        let delivered = f.receiver.delivered();
+        let delivered = f.receiver(conns).delivered();
         let before = snap.as_ref().map_or(0, |s| s.delivered[i]);
         window_rates.push(if window > 0.0 { (delivered - before) as f64 * 8.0 / window } else { f64::NAN });
         let active_end = f.completed_at.unwrap_or(end);
@@ -53,7 +57,7 @@ pub(crate) fn report(sc: &Scenario, mut w: World) -> RunOutput {
         throughput.push(if active > 0.0 { delivered as f64 * 8.0 / active } else { f64::NAN });
         completion.push(nan_or(f.completed_at.map(|t| t.as_secs_f64())));
     }
-    let col = |g: &dyn Fn(&crate::world::Flow) -> u64| w.flows.iter().map(|f| g(f) as i64).collect::<Vec<_>>();
+    let col = |g: &dyn Fn(&Flow) -> u64| w.flows.iter().map(|f| g(f) as i64).collect::<Vec<_>>();
     flows
         .i64("flow", (0..n as i64).collect())
         .str("label", w.flows.iter().map(|f| f.label.clone()).collect())
@@ -63,16 +67,16 @@ pub(crate) fn report(sc: &Scenario, mut w: World) -> RunOutput {
         .f64("stop_s", w.flows.iter().map(|f| nan_or(f.stop.map(|t| t.as_secs_f64()))).collect())
         .f64("size_bytes", w.flows.iter().map(|f| nan_or(f.size.map(|s| s as f64))).collect())
         .f64("completion_s", completion)
-        .i64("bytes_sent", col(&|f| f.sender.counters().bytes_sent))
-        .i64("bytes_delivered", col(&|f| f.receiver.delivered()))
-        .i64("packets_sent", col(&|f| f.sender.counters().packets_sent))
-        .i64("retransmitted_packets", col(&|f| f.sender.counters().retransmitted_packets))
-        .i64("fast_retransmits", col(&|f| f.sender.counters().fast_retransmits))
-        .i64("timeouts", col(&|f| f.sender.counters().timeouts))
-        .i64("duplicate_acks", col(&|f| f.sender.counters().duplicate_acks))
-        .i64("connection_failed", col(&|f| u64::from(!f.sender.is_alive())))
-        .i64("wire_bytes_forward", col(&|f| f.wire_bytes_forward))
-        .i64("wire_bytes_reverse", col(&|f| f.wire_bytes_reverse))
+        .i64("bytes_sent", col(&|f| f.sender(conns).counters().bytes_sent))
+        .i64("bytes_delivered", col(&|f| f.receiver(conns).delivered()))
+        .i64("packets_sent", col(&|f| f.sender(conns).counters().packets_sent))
+        .i64("retransmitted_packets", col(&|f| f.sender(conns).counters().retransmitted_packets))
+        .i64("fast_retransmits", col(&|f| f.sender(conns).counters().fast_retransmits))
+        .i64("timeouts", col(&|f| f.sender(conns).counters().timeouts))
+        .i64("duplicate_acks", col(&|f| f.sender(conns).counters().duplicate_acks))
+        .i64("connection_failed", col(&|f| u64::from(!f.sender(conns).is_alive())))
+        .i64("wire_bytes_forward", col(&|f| f.wire_bytes(conns)[0]))
+        .i64("wire_bytes_reverse", col(&|f| f.wire_bytes(conns)[1]))
         .f64("throughput_bps", throughput)
         .f64("window_rate_bps", window_rates.clone());
 
@@ -85,7 +89,7 @@ pub(crate) fn report(sc: &Scenario, mut w: World) -> RunOutput {
     let wait_byte_ns = (end_stats.wait_byte_ns - start_stats.wait_byte_ns) as f64;
     let window_ns = window * 1e9;
     let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { f64::NAN };
-    let ns = w.net.stats();
+    let ns = net.stats();
     let mut summary = Table::default();
     summary
         .str("scenario", vec![sc.name.clone()])
@@ -107,13 +111,7 @@ pub(crate) fn report(sc: &Scenario, mut w: World) -> RunOutput {
         .i64("network_dropped_packets", vec![ns.dropped_packets as i64])
         .i64("network_lost_packets", vec![ns.lost_packets as i64]);
 
-    let perf = w.perf();
     RunOutput { flows, timeseries: w.rec.take_table(), queue, summary, perf }
-}
-
-fn queue_table(w: &mut World) -> Table {
-    let records = w.net.link_mut(w.bottleneck).take_log(w.end).map(|l| l.records).unwrap_or_default();
-    queue_rows(&records)
 }
 
 /// The `queue` table's rows for these dequeue records.

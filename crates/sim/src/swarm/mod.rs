@@ -1,11 +1,9 @@
-//! Swarm runs: peers running BitTorrent clients over packet-level TCP (see
-//! [`crate::scenario::swarm`] for the scenario).
+//! Swarm runs: peers running BitTorrent clients over packet-level TCP or
+//! uTP (see [`crate::scenario::swarm`] for the scenario and
+//! [`crate::topology::swarm`] for the world it builds).
 
-mod conn;
-mod packet;
-mod recorder;
+pub(crate) mod recorder;
 mod report;
-mod world;
 
 pub use report::SwarmOutput;
 
@@ -14,6 +12,7 @@ use std::ops::ControlFlow;
 use torrentlab_engine::{Duration, Time};
 
 use crate::scenario::SwarmScenario;
+use crate::topology;
 use crate::watch::{progress_only, watched, Cancelled, Spill, Watch};
 
 /// Runs a swarm until every leecher is done (or the scenario's duration),
@@ -32,7 +31,7 @@ pub fn run_swarm_watched(
     watch: &mut Watch<'_>,
     spill: Option<&mut Spill<'_>>,
 ) -> Result<SwarmOutput, Cancelled> {
-    let mut w = world::SwarmWorld::build(sc);
+    let mut w = topology::swarm::build(sc);
     watched(watch, |watch| w.run(Duration::from_secs(60), watch, spill))?;
     Ok(report::report(sc, w))
 }
@@ -41,10 +40,10 @@ pub fn run_swarm_watched(
 /// delivered, dropped, lost, or is in flight. Returns the output and the
 /// packets in flight. For tests.
 pub fn run_swarm_checked(sc: &SwarmScenario) -> (SwarmOutput, u64) {
-    let mut w = world::SwarmWorld::build(sc);
+    let mut w = topology::swarm::build(sc);
     let _ = w.run(Duration::from_secs(60), &mut |_| ControlFlow::Continue(()), None);
-    let s = w.net.stats();
-    let (packets, bytes) = w.in_flight();
+    let s = w.f.net.stats();
+    let (packets, bytes) = w.f.in_flight();
     assert_eq!(s.sent_packets, s.delivered_packets + s.dropped_packets + s.lost_packets + packets);
     assert_eq!(s.sent_bytes, s.delivered_bytes + s.dropped_bytes + s.lost_bytes + bytes);
     (report::report(sc, w), packets)

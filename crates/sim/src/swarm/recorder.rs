@@ -43,8 +43,6 @@ pub(crate) struct SwarmRecorder {
     /// gap in `[2^e, 2^(e+1))` ns. A doubling spans about three bins, so the
     /// bin of a gap is at most a few steps up from its octave's.
     octave_bins: Vec<u8>,
-    /// TCP segments by payload length (index = bytes).
-    pub payload_hist: Vec<u64>,
     pub wasted: Vec<u64>,
 }
 
@@ -89,7 +87,6 @@ impl SwarmRecorder {
             gap_hist: vec![0; 1 + GAP_BINS_PER_DECADE * GAP_DECADES],
             octave_bins: octave_bins(&gap_starts()),
             gap_starts: gap_starts(),
-            payload_hist: vec![0; 1 << 16],
             wasted: vec![0; peers],
             ..Default::default()
         }
@@ -137,11 +134,6 @@ impl SwarmRecorder {
             b += 1;
         }
         b
-    }
-
-    #[inline]
-    pub fn payload(&mut self, len: u32) {
-        self.payload_hist[(len as usize).min((1 << 16) - 1)] += 1;
     }
 
     pub fn note(&mut self, now: Time, peer: u32, note: Note) {

@@ -4,10 +4,11 @@ use torrentlab_engine::Time;
 use torrentlab_transport::stream::Endpoint;
 
 use super::recorder::gap_edges;
-use super::world::SwarmWorld;
+use crate::apps::bittorrent::{Peer, Swarm};
 use crate::scenario::swarm::SwarmScenario;
 use crate::table::Table;
-use crate::world::Perf;
+use crate::topology::swarm::SWARM_APP;
+use crate::world::{Conn, Perf, World};
 
 /// Everything one swarm run produces: named tables and performance counters.
 #[derive(Clone, Debug)]
@@ -26,7 +27,10 @@ fn secs(t: Option<Time>) -> f64 {
     t.map_or(f64::NAN, |t| t.as_secs_f64())
 }
 
-pub(crate) fn report(sc: &SwarmScenario, mut w: SwarmWorld) -> SwarmOutput {
+pub(crate) fn report(sc: &SwarmScenario, mut world: World) -> SwarmOutput {
+    let perf = world.perf();
+    let mut w: Box<Swarm> = world.take_app(SWARM_APP);
+    let (f, end) = (&world.f, world.end);
     let n = w.peers.len();
     let mut rec = std::mem::take(&mut w.rec);
     let mut peers = Table::default();
@@ -38,7 +42,7 @@ pub(crate) fn report(sc: &SwarmScenario, mut w: SwarmWorld) -> SwarmOutput {
         .zip(&tracker_done)
         .map(|(p, &t)| if p.seed { f64::NAN } else { t - p.join.as_secs_f64() })
         .collect();
-    let stat = |f: &dyn Fn(&super::world::Peer) -> u64| w.peers.iter().map(|p| f(p) as i64).collect::<Vec<_>>();
+    let stat = |g: &dyn Fn(&Peer) -> u64| w.peers.iter().map(|p| g(p) as i64).collect::<Vec<_>>();
     peers
         .i64("peer", (0..n as i64).collect())
         .str("class", w.peers.iter().map(|p| sc.classes[p.class].label.clone()).collect())
@@ -67,16 +71,17 @@ pub(crate) fn report(sc: &SwarmScenario, mut w: SwarmWorld) -> SwarmOutput {
 
     let mut conns = Table::default();
     if sc.metrics.connections {
-        let col = |f: &dyn Fn(&super::conn::Conn) -> u64| w.conns.iter().map(|c| f(c) as i64).collect::<Vec<_>>();
+        let col = |g: &dyn Fn(&Conn) -> u64| f.conns.iter().map(|c| g(c) as i64).collect::<Vec<_>>();
+        let piece = |s: usize| w.frames.iter().map(|c| c.piece_bytes[s] as i64).collect::<Vec<_>>();
         conns
-            .i64("conn", (0..w.conns.len() as i64).collect())
-            .i64("initiator", col(&|c| c.peer[0] as u64))
-            .i64("acceptor", col(&|c| c.peer[1] as u64))
-            .str("transport", w.conns.iter().map(|c| c.ep[0].kind().name().to_string()).collect())
-            .f64("opened_s", w.conns.iter().map(|c| c.opened.as_secs_f64()).collect())
-            .f64("closed_s", w.conns.iter().map(|c| secs(c.closed[0].into_iter().chain(c.closed[1]).min())).collect())
-            .i64("piece_bytes_forward", col(&|c| c.piece_bytes[0]))
-            .i64("piece_bytes_reverse", col(&|c| c.piece_bytes[1]))
+            .i64("conn", (0..f.conns.len() as i64).collect())
+            .i64("initiator", col(&|c| c.host[0] as u64))
+            .i64("acceptor", col(&|c| c.host[1] as u64))
+            .str("transport", f.conns.iter().map(|c| c.ep[0].kind().name().to_string()).collect())
+            .f64("opened_s", f.conns.iter().map(|c| c.opened.as_secs_f64()).collect())
+            .f64("closed_s", f.conns.iter().map(|c| secs(c.closed[0].into_iter().chain(c.closed[1]).min())).collect())
+            .i64("piece_bytes_forward", piece(0))
+            .i64("piece_bytes_reverse", piece(1))
             .i64("stream_bytes_forward", col(&|c| c.written[0]))
             .i64("stream_bytes_reverse", col(&|c| c.written[1]))
             .i64("wire_bytes_forward", col(&|c| c.wire_bytes[0]))
@@ -95,16 +100,17 @@ pub(crate) fn report(sc: &SwarmScenario, mut w: SwarmWorld) -> SwarmOutput {
         .f64("gap_hi_s", edges.iter().map(|e| e.1).collect())
         .i64("sends", rec.gap_hist.iter().map(|&c| c as i64).collect());
     let mut payload = Table::default();
-    let lens: Vec<usize> = (1..rec.payload_hist.len()).filter(|&l| rec.payload_hist[l] > 0).collect();
+    let hist = &f.payload_hist;
+    let lens: Vec<usize> = (1..hist.len()).filter(|&l| hist[l] > 0).collect();
     payload
         .i64("payload_bytes", lens.iter().map(|&l| l as i64).collect())
-        .i64("segments", lens.iter().map(|&l| rec.payload_hist[l] as i64).collect());
+        .i64("segments", lens.iter().map(|&l| hist[l] as i64).collect());
 
     let done: Vec<f64> = download_time.iter().copied().filter(|t| t.is_finite()).collect();
     let mean = if done.is_empty() { f64::NAN } else { done.iter().sum::<f64>() / done.len() as f64 };
     let min = done.iter().copied().fold(f64::INFINITY, f64::min);
     let max = done.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let ns = w.net.stats();
+    let ns = f.net.stats();
     let total_down: u64 = w.peers.iter().map(|p| p.client.stats.bytes_down).sum();
     let total_wasted: u64 = w.peers.iter().map(|p| p.client.stats.bytes_wasted).sum();
     let mut summary = Table::default();
@@ -117,16 +123,14 @@ pub(crate) fn report(sc: &SwarmScenario, mut w: SwarmWorld) -> SwarmOutput {
         .f64("mean_download_time_s", vec![mean])
         .f64("min_download_time_s", vec![if done.is_empty() { f64::NAN } else { min }])
         .f64("max_download_time_s", vec![if done.is_empty() { f64::NAN } else { max }])
-        .f64("end_s", vec![w.end.as_secs_f64()])
+        .f64("end_s", vec![end.as_secs_f64()])
         .i64("file_bytes", vec![sc.torrent.length as i64])
         .i64("pieces", vec![sc.torrent.pieces() as i64])
         .f64("wasted_ratio", vec![if total_down > 0 { total_wasted as f64 / total_down as f64 } else { f64::NAN }])
-        .i64("connections", vec![w.conns.len() as i64])
+        .i64("connections", vec![f.conns.len() as i64])
         .i64("network_sent_packets", vec![ns.sent_packets as i64])
         .i64("network_dropped_packets", vec![ns.dropped_packets as i64])
         .i64("network_lost_packets", vec![ns.lost_packets as i64]);
-    let perf =
-        Perf { events: w.events(), data_packets_delivered: w.data_packets_delivered, sim_seconds: w.end.as_secs_f64() };
     SwarmOutput {
         tables: vec![
             ("summary", summary),

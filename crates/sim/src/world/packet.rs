@@ -32,7 +32,7 @@ use torrentlab_transport::utp::{Header, PacketType, SackMask, UtpPacket};
 /// size on the wire and where it goes next (a downlink, or the host).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(C)]
-pub(super) struct InFlight {
+pub(crate) struct InFlight {
     pub seq: u64,
     pub ack: u64,
     ts_val: u64,
@@ -64,7 +64,7 @@ const UTP: u8 = 8;
 
 /// Where a packet goes next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Hop {
+pub(crate) enum Hop {
     /// Into this downlink's queue.
     Link(LinkId),
     /// To the receiving host.
@@ -203,7 +203,7 @@ impl InFlight {
 /// queue per lane, in lane order. Its forwarders are `inline(always)`: with
 /// plain `#[inline]` the event loop was inlined differently and ran 0.8 %
 /// more instructions per event.
-pub(super) struct PacketLanes {
+pub(crate) struct PacketLanes {
     lanes: Lanes<InFlight, CacheLine>,
     sacks: Vec<VecDeque<SackBlocks>>,
 }

@@ -1,0 +1,369 @@
+//! The BitTorrent application: one client per peer host (mainline 4.0.x,
+//! crates/bittorrent), driven through [`Io`] over the world's connections,
+//! and the tracker.
+//!
+//! The tracker is not a host: announces travel as control-plane messages
+//! with the one-way delay between the peer and the tracker's place (a few
+//! hundred bytes every 30 minutes would not change what the access links
+//! carry).
+
+use std::any::Any;
+use std::ops::ControlFlow;
+use std::sync::Arc;
+
+use torrentlab_bittorrent::client::{Client, Frame, Io, Note};
+use torrentlab_bittorrent::tracker::{AnnounceEvent, Tracker};
+use torrentlab_engine::{Duration, EntityRng, OptTime, Time};
+use torrentlab_net::HostId;
+use torrentlab_transport::cc::CcConfig;
+use torrentlab_transport::tcp::{TcpConfig, TcpConnection};
+use torrentlab_transport::utp::{UtpConfig, UtpSocket};
+
+use super::frames::ConnFrames;
+use crate::endpoint::{Transport, TransportKind};
+use crate::scenario::swarm::Departure;
+use crate::swarm::recorder::SwarmRecorder;
+use crate::timer::{Tag, Timer};
+use crate::watch::Spill;
+use crate::world::{App, Fabric, Link};
+
+/// One peer: its client and where it is in its life. Peer `i` is host `i`.
+pub(crate) struct Peer {
+    pub timer: Timer,
+    /// Its timer's id in the fabric.
+    pub timer_id: u32,
+    pub seed: bool,
+    /// Log this peer's sends.
+    pub log_sends: bool,
+    pub client: Client,
+    pub class: usize,
+    pub join: Time,
+    pub departure: Departure,
+    pub joined: bool,
+    pub left: Option<Time>,
+}
+
+/// How the peers of one class dial, and answer a dial over each transport.
+pub(crate) struct ClassProto {
+    pub transport: TransportKind,
+    pub tcp: Arc<TcpConfig>,
+    pub cc: CcConfig,
+    pub utp: UtpConfig,
+}
+
+/// The application's own events.
+#[derive(Clone, Copy, Debug)]
+enum Event {
+    Join(u32),
+    Leave(u32),
+    /// An announce reaches the tracker.
+    Announce {
+        peer: u32,
+        event: AnnounceEvent,
+        numwant: u32,
+    },
+    /// The tracker's reply (an index into `replies`) reaches the peer.
+    Reply {
+        peer: u32,
+        reply: u32,
+    },
+}
+
+/// What the clients' [`Io`] calls leave for after their sends.
+#[derive(Default)]
+struct Pending {
+    announces: Vec<(u32, AnnounceEvent, u32)>,
+    completed: Vec<u32>,
+}
+
+pub(crate) struct Swarm {
+    /// This application's index in the world.
+    pub id: u32,
+    pub peers: Vec<Peer>,
+    pub class_of: Vec<usize>,
+    pub proto: Vec<ClassProto>,
+    /// Each host's clock offset, microseconds (uTP timestamps).
+    pub clocks: Vec<u32>,
+    /// Each peer's stream for uTP connection ids.
+    pub dial_rngs: Vec<EntityRng>,
+    pub tracker: Tracker,
+    pub tracker_delay: Vec<Duration>,
+    replies: Vec<Vec<u32>>,
+    events: Vec<Event>,
+    pending: Pending,
+    /// Frames of every connection, by connection.
+    pub frames: Vec<ConnFrames>,
+    pub rec: SwarmRecorder,
+    pub leechers_left: usize,
+}
+
+/// The parts of the world and of the application a client may touch.
+struct Wires<'a> {
+    now: Time,
+    app: u32,
+    peer: u32,
+    f: &'a mut Fabric,
+    frames: &'a mut Vec<ConnFrames>,
+    proto: &'a [ClassProto],
+    class_of: &'a [usize],
+    clocks: &'a [u32],
+    dial_rng: &'a mut EntityRng,
+    /// The peer's sends go to the send log.
+    log_peer: bool,
+    /// The peer is an initial seed (its send gaps are not counted).
+    seed: bool,
+    pending: &'a mut Pending,
+    rec: &'a mut SwarmRecorder,
+}
+
+impl Io for Wires<'_> {
+    fn connect(&mut self, remote: u32, slot: u32) -> u32 {
+        let mine = &self.proto[self.class_of[self.peer as usize]];
+        let theirs = &self.proto[self.class_of[remote as usize]];
+        // The dialler's transport; the acceptor answers with its own settings for it.
+        let ep = match mine.transport {
+            TransportKind::Tcp => [
+                Transport::Tcp(TcpConnection::connect(mine.tcp.clone(), mine.cc.build())),
+                Transport::Tcp(TcpConnection::listen(theirs.tcp.clone(), theirs.cc.build())),
+            ],
+            TransportKind::Utp => {
+                // BEP 29: a random connection id; the initiator starts at
+                // sequence 1, the acceptor at a random one (as libutp).
+                let conn_id = self.dial_rng.next_u64() as u16;
+                let acceptor_seq = self.dial_rng.next_u64() as u16;
+                let (here, there) = (self.clocks[self.peer as usize], self.clocks[remote as usize]);
+                [
+                    Transport::Utp(Box::new(UtpSocket::connect(mine.utp.clone(), self.now, conn_id, 1, here))),
+                    Transport::Utp(Box::new(UtpSocket::accept(theirs.utp.clone(), conn_id, acceptor_seq, there))),
+                ]
+            }
+        };
+        let hosts = [HostId(self.peer), HostId(remote)];
+        let link = self.f.connect(self.now, hosts, [self.app; 2], ep, slot);
+        if self.frames.len() <= link.conn() {
+            self.frames.resize_with(link.conn() + 1, ConnFrames::new);
+        }
+        link.0
+    }
+
+    fn frame(&mut self, link: u32, frame: Frame) {
+        let link = Link(link);
+        let written = self.f.conns[link.conn()].written[link.side()];
+        if let Some(mark) = self.frames[link.conn()].frame(link.side(), frame, written) {
+            self.f.set_read_mark(link.peer(), mark);
+        }
+    }
+
+    fn write(&mut self, link: u32, bytes: u32) {
+        let link = Link(link);
+        self.f.write(link, bytes as u64);
+        let last = &mut self.frames[link.conn()].last_send[link.side()];
+        let gap = last.get().map(|t| self.now.saturating_since(t));
+        *last = OptTime::some(self.now);
+        self.rec.send(self.now, self.peer, link.0, bytes, gap, !self.seed, self.log_peer, self.f.endpoint(link));
+    }
+
+    fn flushed(&self, link: u32) -> bool {
+        self.f.flushed(Link(link))
+    }
+
+    fn close(&mut self, link: u32) {
+        self.f.abort(self.now, Link(link));
+    }
+
+    fn announce(&mut self, event: AnnounceEvent, numwant: u32) {
+        self.pending.announces.push((self.peer, event, numwant));
+    }
+
+    fn note(&mut self, note: Note) {
+        if note == Note::Completed {
+            self.pending.completed.push(self.peer);
+        }
+        self.rec.note(self.now, self.peer, note);
+    }
+}
+
+impl Swarm {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        id: u32,
+        peers: Vec<Peer>,
+        class_of: Vec<usize>,
+        proto: Vec<ClassProto>,
+        clocks: Vec<u32>,
+        dial_rngs: Vec<EntityRng>,
+        tracker: Tracker,
+        tracker_delay: Vec<Duration>,
+        rec: SwarmRecorder,
+    ) -> Swarm {
+        Swarm {
+            id,
+            leechers_left: peers.iter().filter(|p| !p.seed).count(),
+            peers,
+            class_of,
+            proto,
+            clocks,
+            dial_rngs,
+            tracker,
+            tracker_delay,
+            replies: Vec::new(),
+            events: Vec::new(),
+            pending: Pending::default(),
+            frames: Vec::new(),
+            rec,
+        }
+    }
+
+    /// Schedules `e` at `at` through the fabric.
+    fn schedule(&mut self, f: &mut Fabric, at: Time, e: Event) {
+        self.events.push(e);
+        f.schedule(at, self.id, self.events.len() as u32 - 1);
+    }
+
+    /// Schedules every peer's arrival (at build time, in peer order).
+    pub fn schedule_joins(&mut self, f: &mut Fabric) {
+        for i in 0..self.peers.len() {
+            let at = self.peers[i].join;
+            self.schedule(f, at, Event::Join(i as u32));
+        }
+    }
+
+    /// Calls into one peer's client with an [`Io`] over the world, then does
+    /// what it asked: sends, its timer, announces, departures.
+    fn with_client(&mut self, now: Time, f: &mut Fabric, peer: u32, call: impl FnOnce(&mut Client, &mut dyn Io)) {
+        let p = &mut self.peers[peer as usize];
+        let mut io = Wires {
+            now,
+            app: self.id,
+            peer,
+            f,
+            frames: &mut self.frames,
+            proto: &self.proto,
+            class_of: &self.class_of,
+            clocks: &self.clocks,
+            dial_rng: &mut self.dial_rngs[peer as usize],
+            log_peer: p.log_sends,
+            seed: p.seed,
+            pending: &mut self.pending,
+            rec: &mut self.rec,
+        };
+        call(&mut p.client, &mut io);
+        if let Some(d) = p.client.poll_timeout() {
+            if let Some(tag) = p.timer.arm(Some(d)) {
+                f.arm_timer(p.timer_id, d, tag);
+            }
+        }
+        f.flush(now);
+        // Announces and completions are rare: most calls into a client leave
+        // both lists empty and end here.
+        if self.pending.announces.is_empty() && self.pending.completed.is_empty() {
+            return;
+        }
+        for (peer, event, numwant) in std::mem::take(&mut self.pending.announces) {
+            let at = now + self.tracker_delay[peer as usize];
+            self.schedule(f, at, Event::Announce { peer, event, numwant });
+        }
+        for peer in std::mem::take(&mut self.pending.completed) {
+            match self.peers[peer as usize].departure {
+                Departure::Stay => {}
+                Departure::Leave => self.schedule(f, now, Event::Leave(peer)),
+                Departure::SeedFor(d) => self.schedule(f, now + d, Event::Leave(peer)),
+            }
+        }
+    }
+}
+
+impl App for Swarm {
+    fn event(&mut self, now: Time, f: &mut Fabric, ev: u32) -> ControlFlow<()> {
+        match self.events[ev as usize] {
+            Event::Join(peer) => {
+                let p = &mut self.peers[peer as usize];
+                p.joined = true;
+                if let (true, Departure::SeedFor(d)) = (p.seed, p.departure) {
+                    self.schedule(f, now + d, Event::Leave(peer)); // an initial seed seeds from its join
+                }
+                self.with_client(now, f, peer, |c, io| c.start(now, io));
+            }
+            Event::Leave(peer) => {
+                if self.peers[peer as usize].left.is_none() {
+                    self.peers[peer as usize].left = Some(now);
+                    self.with_client(now, f, peer, |c, io| c.leave(now, io));
+                }
+            }
+            Event::Announce { peer, event, numwant } => {
+                let reply = self.tracker.announce(now, peer, event, numwant);
+                if event == AnnounceEvent::Completed && !self.peers[peer as usize].seed {
+                    self.leechers_left = self.leechers_left.saturating_sub(1);
+                    if self.leechers_left == 0 {
+                        return ControlFlow::Break(());
+                    }
+                }
+                if event != AnnounceEvent::Stopped {
+                    self.replies.push(reply);
+                    let at = now + self.tracker_delay[peer as usize];
+                    self.schedule(f, at, Event::Reply { peer, reply: self.replies.len() as u32 - 1 });
+                }
+            }
+            Event::Reply { peer, reply } => {
+                let peers = std::mem::take(&mut self.replies[reply as usize]);
+                self.with_client(now, f, peer, |c, io| c.on_tracker_reply(now, &peers, io));
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn timer(&mut self, now: Time, f: &mut Fabric, peer: u32, tag: Tag) {
+        if self.peers[peer as usize].timer.fire(tag, now) {
+            self.with_client(now, f, peer, |c, io| c.handle_timeout(now, io));
+        }
+    }
+
+    #[cold]
+    fn accept(&mut self, now: Time, f: &mut Fabric, link: Link, host: HostId, remote: HostId) -> Option<u32> {
+        let p = &self.peers[host.0 as usize];
+        let mut slot = None;
+        if p.joined && p.left.is_none() {
+            self.with_client(now, f, host.0, |c, io| slot = c.accept(now, remote.0, link.0, io));
+        }
+        slot
+    }
+
+    fn connected(&mut self, now: Time, f: &mut Fabric, link: Link, slot: u32) {
+        let peer = f.conns[link.conn()].host[link.side()];
+        self.with_client(now, f, peer, |c, io| c.on_connected(now, slot, io));
+    }
+
+    /// Hands the client each whole frame of the other side's stream that has
+    /// now arrived, while the connection stays open.
+    fn readable(&mut self, now: Time, f: &mut Fabric, link: Link, slot: u32) {
+        let (ci, s) = (link.conn(), link.side());
+        let peer = f.conns[ci].host[s];
+        while f.is_open(link) {
+            let Some(frame) = self.frames[ci].take_frame(1 - s, f.delivered(link)) else { break };
+            f.set_read_mark(link, self.frames[ci].next_end[1 - s]);
+            self.with_client(now, f, peer, |c, io| c.on_frame(now, slot, frame, io));
+        }
+    }
+
+    fn writable(&mut self, now: Time, f: &mut Fabric, link: Link, slot: u32) {
+        let peer = f.conns[link.conn()].host[link.side()];
+        self.with_client(now, f, peer, |c, io| c.on_flushed(now, slot, io));
+    }
+
+    fn closed(&mut self, now: Time, f: &mut Fabric, link: Link, slot: u32) {
+        let peer = f.conns[link.conn()].host[link.side()];
+        self.with_client(now, f, peer, |c, io| c.on_closed(now, slot, io));
+    }
+
+    fn spill(&mut self, _now: Time, _f: &mut Fabric, sp: &mut Spill<'_>) {
+        if self.rec.log_rows() >= sp.rows {
+            for (name, chunk) in self.rec.take_logs() {
+                (sp.sink)(name, chunk);
+            }
+        }
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
+    }
+}

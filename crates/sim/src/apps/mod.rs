@@ -1,0 +1,5 @@
+//! Applications that run on the world's hosts (see [`crate::world::App`]).
+
+pub(crate) mod bittorrent;
+pub(crate) mod bulk;
+mod frames;

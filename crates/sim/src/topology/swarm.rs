@@ -1,0 +1,167 @@
+//! The swarm topology: one host per peer, each behind its access links,
+//! a latency core (one RTT for every pair, or emulated ASes), and the
+//! BitTorrent application on every host.
+
+use std::sync::Arc;
+
+use torrentlab_bittorrent::client::Client;
+use torrentlab_bittorrent::tracker::Tracker;
+use torrentlab_engine::{Duration, EntityId, EntityRng, Time};
+use torrentlab_net::{HostConfig, Latency, Network};
+
+use crate::apps::bittorrent::{ClassProto, Peer, Swarm};
+use crate::hugepages;
+use crate::scenario::swarm::{JoinSpec, SwarmScenario};
+use crate::scenario::ClockOffsets;
+use crate::swarm::recorder::SwarmRecorder;
+use crate::world::{Fabric, Route, World};
+
+/// RNG stream kinds (see [`EntityId::new`]).
+const RNG_PICKER: u16 = 20;
+const RNG_CHOKER: u16 = 21;
+const RNG_CLIENT: u16 = 22;
+const RNG_JOIN: u16 = 23;
+const RNG_TRACKER: u16 = 24;
+/// A dialler's uTP connection ids and the acceptor's first sequence number.
+const RNG_DIAL: u16 = 25;
+/// Each host's clock offset (uTP timestamps).
+const RNG_CLOCK: u16 = 26;
+
+/// The BitTorrent application's index in a swarm world.
+pub(crate) const SWARM_APP: usize = 0;
+
+/// A world running `sc`: peer `i` is host `i`.
+pub(crate) fn build(sc: &SwarmScenario) -> World {
+    let mut peers = Vec::new();
+    let mut class_of = Vec::new();
+    let mut groups_of = Vec::new();
+    let mut log_left = sc.metrics.send_log_peers;
+    for (ci, class) in sc.classes.iter().enumerate() {
+        let mut join_rng = EntityRng::new(sc.seed, EntityId::new(RNG_JOIN, ci as u64));
+        let mut t = match &class.join {
+            JoinSpec::At(t) | JoinSpec::Poisson { start: t, .. } => *t,
+            JoinSpec::Times(_) => Duration::ZERO,
+        };
+        for k in 0..class.count {
+            let id = peers.len() as u32;
+            let join = match &class.join {
+                JoinSpec::At(t) => *t,
+                JoinSpec::Times(ts) => ts[k as usize],
+                JoinSpec::Poisson { mean_gap, .. } => {
+                    // Exponential gaps: -mean x ln(1 - U).
+                    let gap = -(1.0 - join_rng.uniform()).ln() * mean_gap.as_secs_f64();
+                    t += Duration::from_secs_f64(gap);
+                    t
+                }
+            };
+            let rngs =
+                [RNG_PICKER, RNG_CHOKER, RNG_CLIENT].map(|k| EntityRng::new(sc.seed, EntityId::new(k, id as u64)));
+            let client = Client::new(id, class.client.clone(), sc.torrent.clone(), class.seed, rngs);
+            let log_sends = !class.seed && log_left > 0;
+            if log_sends {
+                log_left -= 1;
+            }
+            peers.push(Peer {
+                client,
+                class: ci,
+                seed: class.seed,
+                join: Time::ZERO + join,
+                departure: class.departure,
+                joined: false,
+                left: None,
+                timer: Default::default(),
+                timer_id: 0,
+                log_sends,
+            });
+            class_of.push(ci);
+            groups_of.push(class.group.unwrap_or(0) as u16);
+        }
+    }
+    let host = HostConfig { uplink: sc.uplink, downlink: sc.downlink, ingress_loss: sc.ingress_loss };
+    let hosts = vec![host; peers.len()];
+    let (latency, tracker_delay) = if sc.groups.is_empty() {
+        let d = Duration(sc.rtt.0 / 2);
+        (Latency::Uniform(d), vec![d; peers.len()])
+    } else {
+        let g = sc.groups.len();
+        let mut delays = vec![Duration::ZERO; g * g];
+        for i in 0..g {
+            for j in 0..g {
+                // Same AS: out and back over the loopback device (RTT 4 x intra);
+                // across: each side's inter-AS device (RTT 2 x (inter_i + inter_j)).
+                delays[i * g + j] =
+                    if i == j { Duration(2 * sc.groups[i].intra.0) } else { sc.groups[i].inter + sc.groups[j].inter };
+            }
+        }
+        let tg = sc.tracker_group.unwrap_or(0);
+        let td = groups_of.iter().map(|&pg| delays[pg as usize * g + tg]).collect();
+        (Latency::Groups { of_host: groups_of, groups: g, delays }, td)
+    };
+    // Packets from one source to one latency group leave in send order
+    // (a FIFO uplink) and all take the same delay, so they arrive in send
+    // order too: they can share a lane. With unlimited uplinks the source
+    // side only matters through its group. This relies on every host
+    // having the same access links (`hosts` above); a lane that went back
+    // in time would trip the event queue's check.
+    debug_assert!(hosts.windows(2).all(|w| w[0] == w[1]), "lanes assume identical access links");
+    let group_of = |h: usize| match &latency {
+        Latency::Groups { of_host, .. } => of_host[h] as u32,
+        _ => 0,
+    };
+    let lane_dsts = match &latency {
+        Latency::Groups { groups, .. } => *groups as u32,
+        _ => 1,
+    };
+    let lane_dst: Vec<u32> = (0..peers.len()).map(group_of).collect();
+    let lane_src: Vec<u32> =
+        if sc.uplink.capacity_bps.is_none() { lane_dst.clone() } else { (0..peers.len() as u32).collect() };
+    let lane_count = (lane_src.iter().max().map_or(0, |&m| m as usize + 1)) * lane_dsts as usize;
+    let net = Network::new(sc.seed, &hosts, latency);
+    let end = Time::ZERO + sc.duration;
+    let n = peers.len();
+    // Every connection is dialled by someone: room for twice each peer's
+    // initiations up front (peers dial again as connections close: the
+    // full-size E0 point opens 1.3 times its first dials), on huge pages
+    // from the first touch. Growing the table mid-run would copy it and
+    // fault in a second one; the reserve that is never used costs address
+    // space, not memory (beyond 131,072 connections, the table grows).
+    let dials: usize = peers.iter().map(|p| p.client.config().max_initiate as usize).sum();
+    let conns = Vec::with_capacity((2 * dials).min(1 << 17));
+    hugepages::advise(&conns);
+    let route = Route::ByPath { src: lane_src, dst: lane_dst, dsts: lane_dsts };
+    let mut f = Fabric::new(net, route, lane_count, conns, end);
+    for (i, p) in peers.iter_mut().enumerate() {
+        p.timer_id = f.new_timer(SWARM_APP as u32, i as u32);
+    }
+    let proto = sc
+        .classes
+        .iter()
+        .map(|c| ClassProto {
+            transport: c.transport,
+            tcp: Arc::new(c.tcp.clone()),
+            cc: c.cc.clone(),
+            utp: c.utp.clone(),
+        })
+        .collect();
+    // Each host's clock runs from its own origin, as real hosts' do (uTP
+    // timestamps are read against them).
+    let clocks = (0..n)
+        .map(|h| match sc.clock_offsets {
+            ClockOffsets::Zero => 0,
+            ClockOffsets::Random => EntityRng::new(sc.seed, EntityId::new(RNG_CLOCK, h as u64)).next_u64() as u32,
+        })
+        .collect();
+    let mut app = Swarm::new(
+        SWARM_APP as u32,
+        peers,
+        class_of,
+        proto,
+        clocks,
+        (0..n).map(|h| EntityRng::new(sc.seed, EntityId::new(RNG_DIAL, h as u64))).collect(),
+        Tracker::new(EntityRng::new(sc.seed, EntityId::new(RNG_TRACKER, 0))),
+        tracker_delay,
+        SwarmRecorder::new(&sc.metrics, n),
+    );
+    app.schedule_joins(&mut f);
+    World::new(f, vec![Box::new(app)], end)
+}

@@ -1,0 +1,309 @@
+//! The network side of the world: the event queue, hosts and links, the
+//! packets in flight, and every connection. Applications act on the world
+//! through it ([`Fabric::connect`], [`Fabric::write`], [`Fabric::schedule`]...);
+//! the event loop ([`super::World::run`]) moves packets with it.
+
+use torrentlab_engine::{EventQueue, Time};
+use torrentlab_net::{HostId, Network, Transit};
+use torrentlab_transport::stream::{Endpoint, Wire};
+use torrentlab_transport::tcp::SackBlocks;
+
+use super::app::Link;
+use super::conn::{Conn, NO_SLOT};
+use super::packet::{Hop, InFlight, PacketLanes};
+use super::Ev;
+use crate::endpoint::Transport;
+use crate::hugepages;
+use crate::timer::Tag;
+
+/// Which FIFO lane a packet waits in on its way to a downlink or host.
+/// Packets of one lane must arrive in the order they were sent.
+pub(crate) enum Route {
+    /// One lane per connection and direction (`2 x conn + side`): always
+    /// FIFO, as a connection's packets in one direction share every link.
+    PerConnection,
+    /// One lane per (source, destination latency group): FIFO when every
+    /// host has the same access links, as the packets of a lane then cross
+    /// the same uplink (or none) and take the same delay. `src[h]` and
+    /// `dst[h]` are host `h`'s parts of a lane index; `dsts` the groups.
+    ByPath { src: Vec<u32>, dst: Vec<u32>, dsts: u32 },
+}
+
+impl Route {
+    #[inline]
+    fn lane(&self, conn: u32, side: usize, src: u32, dst: u32) -> usize {
+        match self {
+            Route::PerConnection => 2 * conn as usize + side,
+            Route::ByPath { src: s, dst: d, dsts } => (s[src as usize] * dsts + d[dst as usize]) as usize,
+        }
+    }
+}
+
+pub(crate) struct Fabric {
+    pub(super) q: EventQueue<Ev>,
+    pub net: Network,
+    /// Packets on their way to a downlink or host (see [`Route`]).
+    lanes: PacketLanes,
+    route: Route,
+    /// Packets that left a host's downlink, one lane per host.
+    host_lanes: PacketLanes,
+    pub conns: Vec<Conn>,
+    /// Ends with something new to send: (conn, side), driven last first.
+    dirty: Vec<(u32, u8)>,
+    /// Application timers: (application, its key).
+    pub(super) timers: Vec<(u32, u32)>,
+    /// Data packets (payload > 0) that reached their endpoint.
+    pub data_packets_delivered: u64,
+    /// Packets sent, by payload bytes (index 0: none).
+    pub payload_hist: Vec<u64>,
+}
+
+impl Fabric {
+    /// `lanes`: how many lanes `route` needs. The run ends at `end` at the
+    /// latest (the first event queued, so it comes before anything else due then).
+    pub fn new(net: Network, route: Route, lanes: usize, conns: Vec<Conn>, end: Time) -> Fabric {
+        let hosts = net.host_count();
+        let mut q = EventQueue::new();
+        q.schedule(end, Ev::End);
+        Fabric {
+            q,
+            net,
+            lanes: PacketLanes::new(lanes),
+            route,
+            host_lanes: PacketLanes::new(hosts),
+            conns,
+            dirty: Vec::new(),
+            timers: Vec::new(),
+            data_packets_delivered: 0,
+            payload_hist: Vec::new(),
+        }
+    }
+
+    #[inline]
+    pub fn now(&self) -> Time {
+        self.q.now()
+    }
+
+    /// Opens a connection from `hosts[0]` to `hosts[1]` with these
+    /// endpoints, side `s` owned by application `owners[s]`. Nothing is sent
+    /// until the dialling end is written to or [`Fabric::flush`]ed.
+    pub fn open(&mut self, now: Time, hosts: [HostId; 2], owners: [u32; 2], ep: [Transport; 2]) -> u32 {
+        let id = self.conns.len() as u32;
+        hugepages::push(&mut self.conns, Conn::new(now, [hosts[0].0, hosts[1].0], owners, ep));
+        id
+    }
+
+    /// Dials: opens a connection whose side 0 is `slot` of its owner, and
+    /// sends its first packet when the caller's turn ends.
+    pub fn connect(&mut self, now: Time, hosts: [HostId; 2], owners: [u32; 2], ep: [Transport; 2], slot: u32) -> Link {
+        let id = self.open(now, hosts, owners, ep);
+        self.conns[id as usize].slot[0] = slot;
+        self.dirty.push((id, 0));
+        Link::new(id, 0)
+    }
+
+    /// Gives `link` to `slot` of its owner (for connections opened with
+    /// [`Fabric::open`], which the owner takes without being asked).
+    pub fn claim(&mut self, link: Link, slot: u32) {
+        let c = &mut self.conns[link.conn()];
+        c.slot[link.side()] = slot;
+        if link.side() == 1 {
+            c.asked = true;
+        }
+    }
+
+    #[inline]
+    pub fn endpoint(&self, link: Link) -> &Transport {
+        &self.conns[link.conn()].ep[link.side()]
+    }
+
+    /// Writes `bytes` more to `link`'s stream; returns whether its socket
+    /// can take more (if not, its owner hears [`App::writable`](super::App::writable) when it can).
+    #[inline]
+    pub fn write(&mut self, link: Link, bytes: u64) -> bool {
+        let (ci, s) = (link.conn(), link.side());
+        let c = &mut self.conns[ci];
+        c.ep[s].write(bytes);
+        c.written[s] += bytes;
+        let flushed = c.ep[s].flushed();
+        if !flushed {
+            c.blocked[s] = true;
+        }
+        self.dirty.push((ci as u32, s as u8));
+        flushed
+    }
+
+    /// Whether `link`'s socket can take more (see [`Transport::flushed`]).
+    #[inline]
+    pub fn flushed(&self, link: Link) -> bool {
+        self.endpoint(link).flushed()
+    }
+
+    /// Ends `link`'s stream after what was written (a FIN).
+    pub fn finish(&mut self, link: Link) {
+        self.conns[link.conn()].ep[link.side()].close();
+        self.dirty.push((link.conn() as u32, link.side() as u8));
+    }
+
+    /// Writes nothing more beyond what has been sent (nothing is sent now).
+    pub fn stop_writing(&mut self, link: Link) {
+        self.conns[link.conn()].ep[link.side()].stop_writing();
+    }
+
+    /// Closes `link` at once (a reset); its owner hears nothing more of it.
+    pub fn abort(&mut self, now: Time, link: Link) {
+        let (ci, s) = (link.conn(), link.side());
+        let c = &mut self.conns[ci];
+        c.slot[s] = NO_SLOT;
+        c.closed[s].get_or_insert(now);
+        if c.ep[s].is_alive() {
+            c.ep[s].abort();
+            self.dirty.push((ci as u32, s as u8));
+        }
+    }
+
+    /// Tells `link`'s owner ([`App::readable`](super::App::readable)) once
+    /// `link` has received `bytes` bytes in order (`u64::MAX`: never).
+    #[inline]
+    pub fn set_read_mark(&mut self, link: Link, bytes: u64) {
+        self.conns[link.conn()].read_mark[link.side()] = bytes;
+    }
+
+    /// Bytes `link` has received in order.
+    #[inline]
+    pub fn delivered(&self, link: Link) -> u64 {
+        self.endpoint(link).delivered()
+    }
+
+    /// Whether `link` still belongs to an application.
+    #[inline]
+    pub fn is_open(&self, link: Link) -> bool {
+        self.conns[link.conn()].slot[link.side()] != NO_SLOT
+    }
+
+    /// Schedules event `ev` of application `app` at `at`.
+    #[inline]
+    pub fn schedule(&mut self, at: Time, app: u32, ev: u32) {
+        self.q.schedule(at, Ev::App { app, ev });
+    }
+
+    /// A new timer of application `app`, which it knows as `key`; returns
+    /// its id for [`Fabric::arm_timer`].
+    pub fn new_timer(&mut self, app: u32, key: u32) -> u32 {
+        self.timers.push((app, key));
+        self.timers.len() as u32 - 1
+    }
+
+    /// Queues timer `timer`'s event with `tag` at `at` (or now, if past).
+    #[inline]
+    pub fn arm_timer(&mut self, timer: u32, at: Time, tag: Tag) {
+        let at = at.max(self.q.now());
+        self.q.schedule(at, Ev::AppTimer { timer, tag });
+    }
+
+    /// Sends what the applications wrote, end by end (the last written first).
+    #[inline]
+    pub fn flush(&mut self, now: Time) {
+        while let Some((c, s)) = self.dirty.pop() {
+            self.drive(now, c, s as usize);
+        }
+    }
+
+    /// Sends what endpoint (conn, side) has to send and arms its timer.
+    pub(super) fn drive(&mut self, now: Time, ci: u32, s: usize) {
+        let c = &mut self.conns[ci as usize];
+        let (src, dst) = (c.host[s], c.host[1 - s]);
+        while let Some(pkt) = c.ep[s].poll_transmit(now) {
+            // Looked up per packet: most calls send none (a delayed ACK
+            // waits, Nagle holds), and few send more than one.
+            let lane = self.route.lane(ci, s, src, dst);
+            let wire = pkt.wire_len();
+            c.wire_bytes[s] += wire as u64;
+            let len = pkt.payload_len() as usize;
+            if len > 0 {
+                if len >= self.payload_hist.len() {
+                    self.payload_hist.resize(len + 1, 0);
+                }
+                self.payload_hist[len] += 1;
+            }
+            let (hop, time) = match self.net.send(now, HostId(src), HostId(dst), wire) {
+                Transit::Dropped { .. } => continue,
+                Transit::AtLink { link, time } => (Hop::Link(link), time),
+                Transit::AtHost { time, .. } => (Hop::Host, time),
+            };
+            let sack = match &pkt {
+                Wire::Tcp(seg) => seg.sack,
+                Wire::Utp(_) => SackBlocks::NONE,
+            };
+            if self.lanes.push(lane, time, InFlight::pack_wire(hop, ci, (1 - s) as u8, wire, &pkt), &sack) {
+                self.q.schedule_head(time, Ev::PathLane { lane: lane as u32 });
+            }
+        }
+        let d = c.ep[s].poll_timeout();
+        if let (Some(d), Some(tag)) = (d, c.timer[s].arm(d)) {
+            self.q.schedule(d.max(now), Ev::EpTimer { conn: ci, side: s as u8, tag });
+        }
+    }
+
+    /// The head of path lane `lane` is due: moves it on. Returns the end it
+    /// reached, if it reached one.
+    #[inline]
+    pub(super) fn path_lane(&mut self, now: Time, lane: u32) -> Option<(u32, usize)> {
+        let x = *self.lanes.get(lane as usize, 0).expect("a scheduled lane has a head");
+        if let Some(t) = self.lanes.advance(lane as usize) {
+            self.q.schedule_head(t, Ev::PathLane { lane });
+        }
+        let sack = if x.has_sack() { self.lanes.take_sack(lane as usize) } else { SackBlocks::NONE };
+        self.hop(now, x, sack)
+    }
+
+    /// The head of host `host`'s downlink lane is due: delivers it.
+    #[inline]
+    pub(super) fn host_lane(&mut self, now: Time, host: u32) -> Option<(u32, usize)> {
+        let x = *self.host_lanes.get(host as usize, 0).expect("a scheduled lane has a head");
+        if let Some(t) = self.host_lanes.advance(host as usize) {
+            self.q.schedule_head(t, Ev::HostLane { host });
+        }
+        let sack = if x.has_sack() { self.host_lanes.take_sack(host as usize) } else { SackBlocks::NONE };
+        self.hop(now, x, sack)
+    }
+
+    /// Moves packet `x` on: into its downlink's queue, or to its receiving
+    /// endpoint, which takes it; returns that end.
+    #[inline]
+    fn hop(&mut self, now: Time, x: InFlight, sack: SackBlocks) -> Option<(u32, usize)> {
+        match x.hop() {
+            Hop::Link(link) => {
+                match self.net.arrive(now, link, x.wire) {
+                    Transit::Dropped { .. } => {}
+                    Transit::AtHost { host, time } => {
+                        if self.host_lanes.push(host.0 as usize, time, x.to_host(), &sack) {
+                            self.q.schedule_head(time, Ev::HostLane { host: host.0 });
+                        }
+                    }
+                    Transit::AtLink { .. } => unreachable!("a downlink feeds a host"),
+                }
+                None
+            }
+            Hop::Host => {
+                let s = x.to as usize;
+                let c = &mut self.conns[x.conn as usize];
+                if !self.net.ingress(HostId(c.host[s]), x.wire) {
+                    return None;
+                }
+                if x.len > 0 {
+                    self.data_packets_delivered += 1;
+                }
+                c.ep[s].handle(now, &x.wire(sack));
+                Some((x.conn, s))
+            }
+        }
+    }
+
+    /// Packets and wire bytes in flight, for conservation checks.
+    pub fn in_flight(&self) -> (u64, u64) {
+        let n = (self.lanes.len() + self.host_lanes.len()) as u64;
+        let b = self.lanes.values().chain(self.host_lanes.values()).map(|x| x.wire as u64).sum();
+        (n, b)
+    }
+}
