@@ -443,6 +443,7 @@ impl SwarmWorld {
                             (sp.sink)(name, chunk);
                         }
                     }
+                    super::recorder::spill_uplink_logs(&mut self.net, now, sp); // hook (branch uplinks)
                 }
             }
             self.cycles.begin();
