@@ -219,7 +219,31 @@ proptest! {
         let wasted: i64 = peers.i64_column("bytes_wasted").iter().sum();
         prop_assert!(down + wasted <= up);
         prop_assert_eq!(had[0], pieces as i64, "the seed keeps every piece");
+        let links = out.table("uplinks");
+        prop_assert_eq!(links.rows(), had.len(), "one uplink row per peer");
+        for col in ["utilisation", "queue_nonempty_fraction"] {
+            let x = links.f64_column(col);
+            prop_assert!(x.iter().all(|&v| v.is_nan() || (0.0..=1.0).contains(&v)), "{}: {:?}", col, x);
+        }
     }
+}
+
+#[test]
+fn leechers_that_leave_on_completion_still_have_uplink_utilisation_between_zero_and_one() {
+    let mut sc = limited_uplinks("2 Mbit/s", "unlimited", "20 packets");
+    for c in sc.classes.iter_mut().filter(|c| !c.seed) {
+        c.departure = torrentlab_sim::scenario::swarm::Departure::Leave;
+    }
+    let (out, _) = run_swarm_checked(&sc);
+    assert!(out.table("peers").f64_column("left_s")[1..].iter().all(|t| t.is_finite()), "every leecher left");
+    let up = out.table("uplinks");
+    for col in ["utilisation", "queue_nonempty_fraction"] {
+        let x = up.f64_column(col);
+        assert!(x.iter().all(|v| (0.0..=1.0).contains(v)), "{col}: {x:?}");
+    }
+    let active = up.f64_column("active_s");
+    let end = out.table("summary").f64_column("end_s")[0];
+    assert!(active[1..].iter().all(|&a| a > 0.0 && a <= end), "{active:?}");
 }
 
 /// 1 seed + 3 leechers, 1 MB, behind `up` uplinks with `buffer`, every

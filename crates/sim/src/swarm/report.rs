@@ -151,8 +151,9 @@ pub(crate) fn report(sc: &SwarmScenario, mut w: SwarmWorld) -> SwarmOutput {
 ///
 /// Utilisation and the time the queue was non-empty are over the time the
 /// peer was in the swarm, from its join until it left (or the run ended),
-/// extended to when its uplink finished sending what it held (at most the
-/// run's end): the link carries nothing outside it, so utilisation is at most 1.
+/// extended to the end of its uplink's last transmission (what it held when
+/// the peer left, resets sent after; at most the run's end): the link carries
+/// nothing outside it, so utilisation is at most 1.
 fn uplinks_table(w: &mut SwarmWorld) -> Table {
     let n = w.peers.len();
     let end = w.end;
