@@ -31,7 +31,18 @@ SPILL_ROWS = 1 << 20
 #: The tables a run produces, by scenario kind, in the order they are written.
 TABLES = {
     "dumbbell": ("summary", "flows", "timeseries", "queue"),
-    "swarm": ("summary", "peers", "connections", "haves", "chokes", "sends", "send_gaps", "payload_lengths"),
+    "swarm": (
+        "summary",
+        "peers",
+        "connections",
+        "haves",
+        "chokes",
+        "sends",
+        "send_gaps",
+        "payload_lengths",
+        "uplinks",
+        "uplink_queue",
+    ),
 }
 
 
@@ -69,8 +80,8 @@ class RunResult:
     A dumbbell run has ``summary`` (fairness, efficiency, loss, queue over the
     summary window), ``flows``, ``timeseries`` and ``queue``. A swarm run has
     ``summary``, ``peers`` (completion times), ``connections``, ``haves``,
-    ``chokes``, ``sends``, ``send_gaps`` and ``payload_lengths``. ``perf``:
-    events and wall time.
+    ``chokes``, ``sends``, ``send_gaps``, ``payload_lengths``, ``uplinks`` and
+    ``uplink_queue``. ``perf``: events and wall time.
     """
 
     name: str
@@ -137,7 +148,7 @@ class RunResult:
 
 class _Spool:
     """The chunks a run hands over of its growing logs (``queue``,
-    ``timeseries``, ``haves``, ``chokes``, ``sends``), appended to one Arrow
+    ``timeseries``, ``haves``, ``chokes``, ``sends``, ``uplink_queue``), appended to one Arrow
     IPC file per table in a hidden directory as they come. At the end of the
     run a table's file is memory-mapped and unlinked: its rows are read from
     the page cache, not held in the process's own memory, and vanish with it."""
@@ -204,7 +215,7 @@ def run(
     :class:`torrentlab.ScenarioError` naming the field that drives it.
 
     Logs that grow with simulated time (``queue``, ``timeseries``, ``haves``,
-    ``chokes``, ``sends``) go to disk every :data:`SPILL_ROWS` rows, into a
+    ``chokes``, ``sends``, ``uplink_queue``) go to disk every :data:`SPILL_ROWS` rows, into a
     hidden directory in ``spill_dir`` (default: the system's temporary
     directory, ``TMPDIR``); the returned tables read them from there, memory
     mapped, so a long run's logs need disk, not memory.

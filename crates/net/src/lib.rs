@@ -24,5 +24,5 @@ mod network;
 pub mod wire;
 
 pub use link::{BufferLimit, Link, LinkConfig, LinkStats, Offer};
-pub use monitor::{QueueLog, QueueRecord};
+pub use monitor::{DelayHistogram, QueueLog, QueueRecord};
 pub use network::{HostConfig, HostId, Latency, LinkId, Network, NetworkStats, Transit};

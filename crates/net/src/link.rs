@@ -13,7 +13,7 @@ use std::collections::VecDeque;
 
 use torrentlab_engine::{Duration, Time};
 
-use crate::monitor::{QueueLog, QueueRecord};
+use crate::monitor::{DelayHistogram, QueueLog, QueueRecord, QueueStats};
 
 /// How much a drop-tail queue may hold. The packet being serialised is not in
 /// the queue (as with a Linux qdisc or an ns-3 device queue).
@@ -120,6 +120,8 @@ pub struct Link {
     /// Arrival times of dropped packets not yet accounted in the log.
     pending_drops: VecDeque<Time>,
     logged_drops: u64,
+    /// Delay histogram and time non-empty ([`Link::enable_queue_stats`]).
+    queue_stats: Option<Box<QueueStats>>,
 }
 
 impl Link {
@@ -137,6 +139,7 @@ impl Link {
             log: None,
             pending_drops: VecDeque::new(),
             logged_drops: 0,
+            queue_stats: None,
         }
     }
 
@@ -149,6 +152,41 @@ impl Link {
         if self.log.is_none() {
             self.log = Some(QueueLog::default());
         }
+    }
+
+    /// Starts keeping the queueing delay of every packet served, in a
+    /// [`DelayHistogram`], and the time the queue is non-empty. Does nothing
+    /// on an unlimited link: it never queues, so it costs nothing per packet.
+    pub fn enable_queue_stats(&mut self) {
+        if self.capacity_bps.is_some() && self.queue_stats.is_none() {
+            self.queue_stats = Some(Box::default());
+        }
+    }
+
+    /// Queueing delays of the packets served so far (None: not kept, see
+    /// [`Link::enable_queue_stats`]).
+    pub fn delay_histogram(&self) -> Option<&DelayHistogram> {
+        self.queue_stats.as_ref().map(|q| &q.delays)
+    }
+
+    /// How long, up to `now`, at least one packet was waiting in the queue
+    /// (the packet being serialised does not count), ns; None when not kept.
+    pub fn queue_nonempty_ns(&mut self, now: Time) -> Option<u64> {
+        self.retire(now);
+        let first_waiting = self.waiting.front().map(|w| w.arrival);
+        let q = self.queue_stats.as_ref()?;
+        let open = first_waiting.map_or(0, |a| now.0.saturating_sub(a.0.max(q.covered.0)));
+        Some(q.nonempty_ns + open)
+    }
+
+    /// When the last packet admitted so far finishes serialisation.
+    pub fn busy_until(&self) -> Time {
+        self.busy_until
+    }
+
+    /// True when every dequeue is logged ([`Link::enable_monitor`]).
+    pub fn is_monitored(&self) -> bool {
+        self.log.is_some()
     }
 
     /// Offers a packet of `bytes` wire bytes to the link at `now`.
@@ -221,6 +259,16 @@ impl Link {
         let waited = (e.dequeue.0 - e.arrival.0) as u128;
         self.stats.wait_ns += waited;
         self.stats.wait_byte_ns += waited * e.bytes as u128;
+        if let Some(q) = self.queue_stats.as_deref_mut() {
+            q.delays.record(waited as u64);
+            if waited > 0 {
+                // FIFO: arrivals and dequeues both come in order, so the
+                // stretches [arrival, dequeue) of waiting packets are merged
+                // by counting each one only past the end of the last.
+                q.nonempty_ns += e.dequeue.0 - e.arrival.0.max(q.covered.0).min(e.dequeue.0);
+                q.covered = e.dequeue;
+            }
+        }
         if let Some(log) = self.log.as_mut() {
             // Packets still waiting at e.dequeue: those behind it that had arrived
             // strictly before that instant (arrivals are in FIFO order).
@@ -391,6 +439,116 @@ mod tests {
         let log = l.take_log(Time(5_000_000)).unwrap();
         assert_eq!(log.records[0].dropped_packets, 0);
         assert_eq!(log.records[1].dropped_packets, 1);
+    }
+
+    #[test]
+    fn the_queue_log_reconstructs_the_bytes_and_packets_the_link_served() {
+        let mut l = link(1_000_000, BufferLimit::Bytes(6000));
+        l.enable_monitor();
+        let mut x = 7u64;
+        for i in 0..2000u64 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            l.offer(Time(i * 5_000_000 + (x >> 40) % 3_000_000), 40 + ((x >> 20) % 1461) as u32);
+        }
+        let end = Time(20_000_000_000);
+        let s = l.stats(end);
+        let log = l.take_log(end).unwrap().records;
+        let (mut bytes, mut packets, mut prev) = (0, 0, (0, 0));
+        for r in &log {
+            bytes += r.served_bytes - prev.0;
+            packets += r.served_packets - prev.1;
+            prev = (r.served_bytes, r.served_packets);
+        }
+        assert_eq!((bytes, packets), (s.served_bytes, s.served_packets));
+        assert_eq!(log.len() as u64, s.served_packets, "one record per dequeue");
+        assert!(s.dropped_packets > 0 && log.last().unwrap().dropped_packets == s.dropped_packets);
+    }
+
+    #[test]
+    fn no_logged_queue_exceeds_the_buffer_limit() {
+        for buffer in [BufferLimit::Bytes(4000), BufferLimit::Packets(3)] {
+            let mut l = link(1_000_000, buffer);
+            l.enable_monitor();
+            for i in 0..3000u64 {
+                l.offer(Time(i * 1_000_000), if i % 3 == 0 { 1500 } else { 52 });
+                l.offer(Time(i * 1_000_000 + 10), 1500);
+            }
+            let log = l.take_log(Time::MAX).unwrap().records;
+            let most_bytes = log.iter().map(|r| r.bytes_left).max().unwrap();
+            let most_packets = log.iter().map(|r| r.packets_left).max().unwrap();
+            match buffer {
+                BufferLimit::Bytes(b) => assert!(most_bytes <= b && most_bytes > b / 2, "{most_bytes}"),
+                // A record is taken right after a dequeue: one below a full queue at most.
+                BufferLimit::Packets(k) => assert_eq!(most_packets, k - 1),
+            }
+        }
+    }
+
+    #[test]
+    fn queue_stats_count_every_served_packet_and_the_time_a_packet_was_waiting() {
+        let mut l = link(8_000_000, BufferLimit::Packets(10)); // 1 byte/us
+        l.enable_queue_stats();
+        l.offer(Time::ZERO, 1000); // served at once: waits 0
+        l.offer(Time(200_000), 1000); // waits until 1 ms: 0.8 ms
+        l.offer(Time(500_000), 1000); // waits until 2 ms: 1.5 ms; queue non-empty 0.2 to 2 ms
+        l.offer(Time(5_000_000), 1000); // idle link: waits 0
+        assert_eq!(l.queue_nonempty_ns(Time(10_000_000)), Some(1_800_000));
+        let h = l.delay_histogram().unwrap();
+        assert_eq!(h.count(), 4);
+        let p = h.quantile_ns(1.0).unwrap();
+        assert!((p - 1_500_000.0).abs() <= 1_500_000.0 / 32.0, "{p}");
+        // Still waiting at the time asked: counted up to then.
+        l.offer(Time(20_000_000), 1000);
+        l.offer(Time(20_000_000), 1000);
+        assert_eq!(l.queue_nonempty_ns(Time(20_000_400)), Some(1_800_400));
+    }
+
+    #[test]
+    fn an_unlimited_link_keeps_no_queue_stats() {
+        let mut l = Link::new(LinkConfig::TRANSPARENT);
+        l.enable_queue_stats();
+        l.offer(Time(3), 1500);
+        assert!(l.delay_histogram().is_none());
+        assert_eq!(l.queue_nonempty_ns(Time(10)), None);
+    }
+
+    proptest! {
+        /// Random offers to a monitored byte-limited link: the queue never
+        /// holds more than the limit, the log never goes back in time, and
+        /// every offered byte is served, dropped or still queued.
+        #[test]
+        fn random_offers_keep_the_queue_within_its_limit_the_log_in_order_and_the_bytes_conserved(
+            offers in proptest::collection::vec((0u64..3_000_000, 40u32..1500), 1..400),
+            limit in 1500u64..20_000,
+            rate in 1_000_000u64..20_000_000,
+        ) {
+            let mut l = link(rate, BufferLimit::Bytes(limit));
+            l.enable_monitor();
+            l.enable_queue_stats();
+            let mut offers = offers;
+            offers.sort();
+            let mut offered = 0u64;
+            let mut log = Vec::new();
+            for (i, &(t, b)) in offers.iter().enumerate() {
+                l.offer(Time(t), b);
+                offered += b as u64;
+                if i % 7 == 0 {
+                    log.extend(l.drain_log(Time(t)));
+                }
+                let (_, queued) = l.occupancy(Time(t));
+                prop_assert!(queued <= limit);
+                let s = l.stats_so_far();
+                // The packet in service counts as served (it left the queue).
+                prop_assert_eq!(s.served_bytes + s.dropped_bytes + queued, offered);
+            }
+            log.extend(l.drain_log(Time::MAX));
+            prop_assert!(log.windows(2).all(|w| w[0].time <= w[1].time));
+            prop_assert!(log.iter().all(|r| r.bytes_left <= limit));
+            let s = l.stats(Time::MAX);
+            prop_assert_eq!(s.served_bytes + s.dropped_bytes, offered);
+            prop_assert_eq!(log.last().map_or(0, |r| r.served_bytes), s.served_bytes);
+            prop_assert_eq!(l.delay_histogram().unwrap().count(), s.served_packets);
+        }
     }
 
     proptest! {

@@ -96,6 +96,9 @@ struct Host {
 }
 
 /// The whole network of one run.
+///
+/// Every capacity-limited uplink keeps its queueing-delay histogram and the
+/// time its queue was non-empty ([`Link::enable_queue_stats`]).
 pub struct Network {
     hosts: Vec<Host>,
     links: Vec<Link>,
@@ -124,7 +127,9 @@ impl Network {
             .enumerate()
             .map(|(i, h)| {
                 let uplink = LinkId(links.len() as u32);
-                links.push(Link::new(h.uplink));
+                let mut up = Link::new(h.uplink);
+                up.enable_queue_stats(); // per-host uplink summaries; nothing if unlimited
+                links.push(up);
                 link_dst.push(HostId(u32::MAX)); // an uplink feeds the core
                 let downlink = LinkId(links.len() as u32);
                 links.push(Link::new(h.downlink));

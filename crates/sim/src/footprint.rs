@@ -48,6 +48,10 @@ const CHOKES_PER_PEER_SECOND: f64 = 1.0;
 const SENDS_PER_PIECE_CONN: f64 = 3.0;
 const SENDS_PER_BLOCK: f64 = 4.0;
 const SENDS_PER_SECOND: f64 = 2.0;
+/// Rows of `uplink_queue` per logged peer per byte its uplink can carry (at
+/// the smaller of its capacity and its upload limit) per second: one
+/// 1448-byte data packet, and as many ACKs and control packets again.
+const UPLINK_ROWS_PER_BYTE: f64 = 2.0 / 1448.0;
 /// How many times the ideal transfer time a swarm is expected to take at most.
 const SWARM_SLACK: f64 = 4.0;
 
@@ -78,7 +82,8 @@ pub struct Part {
 
 /// The parts that are logs a run can hand over in chunks as it goes (see
 /// [`crate::Spill`]).
-const SPILLED_LOGS: [&str; 5] = ["queue log", "time series", "haves log", "chokes log", "sends log"];
+const SPILLED_LOGS: [&str; 6] =
+    ["queue log", "time series", "haves log", "chokes log", "sends log", "uplink queue log"];
 
 impl Footprint {
     /// The estimate when the growing logs are handed over (spilled to disk)
@@ -223,6 +228,19 @@ pub fn swarm_end(sc: &SwarmScenario) -> f64 {
     (last_join + SWARM_SLACK * ideal).min(cap)
 }
 
+/// Bytes of a limited link's queueing-delay histogram: a counter per bucket
+/// up to that of the longest wait its buffer allows (packets counted at 64 KiB,
+/// the largest TSO segment), and the box that holds it.
+fn delay_histogram_bytes(link: &LinkConfig) -> f64 {
+    let Some(cap) = link.capacity_bps else { return 0.0 };
+    let bytes = match link.buffer {
+        BufferLimit::Packets(n) => n as f64 * 65_536.0,
+        BufferLimit::Bytes(b) => b as f64,
+    };
+    let wait_ns = (bytes * 8.0 / cap as f64 * 1e9).min(u64::MAX as f64) as u64;
+    (torrentlab_net::DelayHistogram::bucket(wait_ns) + 1) as f64 * 8.0 + 64.0
+}
+
 /// The estimate for a swarm.
 pub fn swarm(sc: &SwarmScenario) -> Footprint {
     let mut parts = Parts(Vec::new());
@@ -258,6 +276,21 @@ pub fn swarm(sc: &SwarmScenario) -> Footprint {
     }
     if sc.metrics.connections {
         parts.add("connections table", "metrics.connections", conns, 13.0 * PER_COLUMN);
+    }
+    if let Some(cap) = sc.uplink.capacity_bps {
+        parts.add("uplink delay histograms", "network.access.up", peers, delay_histogram_bytes(&sc.uplink));
+        // The first peers are logged; count each at its class's upload limit.
+        let mut left = sc.metrics.uplink_log_peers as f64;
+        let mut rows = 0.0;
+        for c in &sc.classes {
+            let logged = left.min(c.count as f64);
+            left -= logged;
+            let rate = c.client.upload_rate.map_or(cap as f64 / 8.0, |r| r.min(cap as f64 / 8.0));
+            rows += logged * rate * secs * UPLINK_ROWS_PER_BYTE;
+        }
+        if rows > 0.0 {
+            parts.add("uplink queue log", "metrics.uplink_log_peers", rows, 7.0 * PER_COLUMN);
+        }
     }
     parts.finish()
 }
@@ -336,6 +369,21 @@ mod tests {
         within("sends", part(&f, "sends log").count as f64, rows("sends"), 1.0, 3.0);
         within("end", swarm_end(&sc), out.table("summary").f64_column("end_s")[0], 1.0, 4.0);
         assert_eq!(f.field, "peers[1].count", "{f:?}");
+    }
+
+    #[test]
+    fn a_small_swarms_uplink_log_is_estimated_within_a_factor_of_three_of_its_rows() {
+        let text = SMALL_SWARM
+            .replace("[network]", "[network.access]\nup = \"1 Mbit/s\"\n[network]")
+            .replace("send_log_peers = 2", "uplink_log_peers = 3");
+        let AnyScenario::Swarm(sc) = AnyScenario::from_toml_str(&text, "s.toml").unwrap() else { panic!() };
+        let f = swarm(&sc);
+        let out = crate::run_swarm(&sc, &mut |_| {});
+        let rows = out.table("uplink_queue").rows() as f64;
+        within("uplink queue", part(&f, "uplink queue log").count as f64, rows, 1.0, 3.0);
+        assert_eq!(part(&f, "uplink delay histograms").count, 21);
+        let spilled = f.spilled(10);
+        assert_eq!(part(&spilled, "uplink queue log").count, 10, "the uplink log is spilled");
     }
 
     #[test]

@@ -95,3 +95,41 @@ fn a_swarm_run_spilled_in_small_chunks_reassembles_into_the_tables_of_one_kept_i
     assert!(chunks >= 3, "the logs were handed over in several chunks ({chunks})");
     assert_eq!(text(&parts), text(&whole));
 }
+
+#[test]
+fn a_swarm_whose_uplinks_are_logged_spills_the_uplink_log_in_chunks_that_reassemble_into_the_whole() {
+    let sc = match torrentlab_sim::AnyScenario::from_toml_str(
+        r#"
+        [run]
+        seed = 4
+        duration = "3 h"
+        [torrent]
+        size = "6 MB"
+        [network]
+        rtt = "100 ms"
+        [network.access]
+        up = "400 kbit/s"
+        buffer = "50 packets"
+        [metrics]
+        uplink_log_peers = 3
+        [[peers]]
+        role = "seed"
+        upload_limit = "40 kB/s"
+        [[peers]]
+        role = "leecher"
+        count = 5
+        upload_limit = "20 kB/s"
+        "#,
+        "spill.toml",
+    ) {
+        Ok(torrentlab_sim::AnyScenario::Swarm(sc)) => sc,
+        other => panic!("not a valid swarm: {other:?}"),
+    };
+    let whole: BTreeMap<_, _> = torrentlab_sim::run_swarm(&sc, &mut |_| {}).tables.into_iter().collect();
+    assert!(whole["uplink_queue"].rows() > 1000);
+    let (parts, chunks) = spilled(50, |sp| {
+        torrentlab_sim::run_swarm_watched(&sc, &mut |_| ControlFlow::Continue(()), Some(sp)).unwrap().tables
+    });
+    assert!(chunks >= 3, "the uplink log was handed over in several chunks ({chunks})");
+    assert_eq!(text(&parts), text(&whole));
+}

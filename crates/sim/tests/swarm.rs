@@ -219,5 +219,111 @@ proptest! {
         let wasted: i64 = peers.i64_column("bytes_wasted").iter().sum();
         prop_assert!(down + wasted <= up);
         prop_assert_eq!(had[0], pieces as i64, "the seed keeps every piece");
+        let links = out.table("uplinks");
+        prop_assert_eq!(links.rows(), had.len(), "one uplink row per peer");
+        for col in ["utilisation", "queue_nonempty_fraction"] {
+            let x = links.f64_column(col);
+            prop_assert!(x.iter().all(|&v| v.is_nan() || (0.0..=1.0).contains(&v)), "{}: {:?}", col, x);
+        }
     }
+}
+
+#[test]
+fn leechers_that_leave_on_completion_still_have_uplink_utilisation_between_zero_and_one() {
+    let mut sc = limited_uplinks("2 Mbit/s", "unlimited", "20 packets");
+    for c in sc.classes.iter_mut().filter(|c| !c.seed) {
+        c.departure = torrentlab_sim::scenario::swarm::Departure::Leave;
+    }
+    let (out, _) = run_swarm_checked(&sc);
+    assert!(out.table("peers").f64_column("left_s")[1..].iter().all(|t| t.is_finite()), "every leecher left");
+    let up = out.table("uplinks");
+    for col in ["utilisation", "queue_nonempty_fraction"] {
+        let x = up.f64_column(col);
+        assert!(x.iter().all(|v| (0.0..=1.0).contains(v)), "{col}: {x:?}");
+    }
+    let active = up.f64_column("active_s");
+    let end = out.table("summary").f64_column("end_s")[0];
+    assert!(active[1..].iter().all(|&a| a > 0.0 && a <= end), "{active:?}");
+}
+
+/// 1 seed + 3 leechers, 1 MB, behind `up` uplinks with `buffer`, every
+/// uplink logged; peers upload as fast as TCP lets them.
+fn limited_uplinks(up: &str, down: &str, buffer: &str) -> SwarmScenario {
+    swarm(&format!(
+        r#"
+        [run]
+        seed = 2
+        duration = "1 h"
+        [torrent]
+        size = "1 MB"
+        piece_size = "64 KiB"
+        [network]
+        rtt = "40 ms"
+        [network.access]
+        up = "{up}"
+        down = "{down}"
+        buffer = "{buffer}"
+        [metrics]
+        uplink_log_peers = 4
+        [[peers]]
+        role = "seed"
+        upload_limit = "unlimited"
+        [[peers]]
+        role = "leecher"
+        count = 3
+        upload_limit = "unlimited"
+        "#
+    ))
+}
+
+#[test]
+fn a_small_swarm_gives_one_uplink_row_per_peer_with_utilisation_between_zero_and_one() {
+    let (out, _) = run_swarm_checked(&limited_uplinks("2 Mbit/s", "10 Mbit/s", "30 packets"));
+    assert_eq!(leechers(&out).len(), 3, "every leecher finishes");
+    let up = out.table("uplinks");
+    assert_eq!(up.i64_column("peer"), &[0, 1, 2, 3]);
+    for (i, &u) in up.f64_column("utilisation").iter().enumerate() {
+        assert!((0.0..=1.0).contains(&u), "peer {i}: utilisation {u}");
+    }
+    assert!(up.f64_column("utilisation")[0] > 0.2, "the seed is busy: {:?}", up.f64_column("utilisation"));
+    for col in ["mean_delay_ms", "p95_delay_ms", "queue_nonempty_fraction"] {
+        assert!(up.f64_column(col).iter().all(|&x| x >= 0.0), "{col}: {:?}", up.f64_column(col));
+    }
+    assert!(up.f64_column("p95_delay_ms")[0] >= up.f64_column("mean_delay_ms")[0] * 0.5);
+    assert!(up.f64_column("capacity_bps").iter().all(|&c| c == 2e6));
+    assert!(up.f64_column("buffer_packets").iter().all(|&b| b == 30.0));
+    // The log's cumulative counters end at the summary's.
+    let q = out.table("uplink_queue");
+    for peer in 0..4 {
+        let rows: Vec<usize> = (0..q.rows()).filter(|&r| q.i64_column("peer")[r] == peer).collect();
+        let last = *rows.last().expect("every peer sent something");
+        assert_eq!(q.i64_column("served_bytes")[last], up.i64_column("served_bytes")[peer as usize]);
+        assert_eq!(rows.len() as i64, up.i64_column("served_packets")[peer as usize], "a row per dequeue");
+        assert!(rows.iter().all(|&r| q.i64_column("packets")[r] < 30));
+    }
+    let t = q.f64_column("time_s");
+    assert!(t.windows(2).all(|w| w[0] <= w[1]), "rows in time order");
+}
+
+#[test]
+fn with_a_one_second_buffer_at_one_megabit_and_an_unlimited_downlink_no_uplink_holds_more_than_125000_bytes() {
+    let (out, _) = run_swarm_checked(&limited_uplinks("1 Mbit/s", "unlimited", "1 s"));
+    let up = out.table("uplinks");
+    assert!(up.f64_column("buffer_bytes").iter().all(|&b| b == 125_000.0));
+    let q = out.table("uplink_queue");
+    let most = q.i64_column("bytes").iter().copied().max().unwrap();
+    assert!(most <= 125_000, "{most}");
+    assert!(most > 20_000, "the queue did build up: {most}");
+}
+
+#[test]
+fn unlimited_uplinks_report_no_capacity_no_utilisation_and_no_queueing() {
+    let (out, _) = run_swarm_checked(&flash_crowd(3, "1 MB", 40, ""));
+    let up = out.table("uplinks");
+    assert_eq!(up.rows(), 4);
+    assert!(up.f64_column("capacity_bps").iter().all(|c| c.is_nan()));
+    assert!(up.f64_column("utilisation").iter().all(|u| u.is_nan()));
+    assert!(up.f64_column("p95_delay_ms").iter().all(|&d| d == 0.0));
+    assert!(up.f64_column("queue_nonempty_fraction").iter().all(|&f| f == 0.0));
+    assert_eq!(out.table("uplink_queue").rows(), 0);
 }

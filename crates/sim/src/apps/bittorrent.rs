@@ -355,12 +355,13 @@ impl App for Swarm {
         self.with_client(now, f, peer, |c, io| c.on_closed(now, slot, io));
     }
 
-    fn spill(&mut self, _now: Time, _f: &mut Fabric, sp: &mut Spill<'_>) {
+    fn spill(&mut self, now: Time, f: &mut Fabric, sp: &mut Spill<'_>) {
         if self.rec.log_rows() >= sp.rows {
             for (name, chunk) in self.rec.take_logs() {
                 (sp.sink)(name, chunk);
             }
         }
+        crate::swarm::recorder::spill_uplink_logs(&mut f.net, now, sp);
     }
 
     fn into_any(self: Box<Self>) -> Box<dyn Any> {

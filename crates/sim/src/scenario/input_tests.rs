@@ -307,3 +307,28 @@ fn every_shipped_scenario_still_validates() {
     }
     assert!(n >= 14, "found {n} scenarios");
 }
+
+// ---- access links and their logs in a swarm --------------------------------
+
+#[test]
+fn a_buffer_given_as_time_is_taken_at_the_uplink_rate_and_ignored_on_an_unlimited_downlink() {
+    let text = SWARM.replacen(
+        "[[peers]]",
+        "[network.access]\nup = \"1 Mbit/s\"\ndown = \"unlimited\"\nbuffer = \"1 s\"\n[[peers]]",
+        1,
+    );
+    let Ok(AnyScenario::Swarm(sc)) = AnyScenario::from_toml_str(&text, "a.toml") else { panic!("must validate") };
+    assert_eq!(sc.uplink.buffer, torrentlab_net::BufferLimit::Bytes(125_000), "1 s at 1 Mbit/s");
+    assert_eq!(sc.downlink.capacity_bps, None);
+}
+
+#[test]
+fn an_uplink_log_needs_a_limited_uplink_and_at_most_as_many_peers_as_there_are() {
+    let e = bad_swarm("count = 5\n", "count = 5\n[metrics]\nuplink_log_peers = 1\n");
+    assert_eq!(e.field, "metrics.uplink_log_peers");
+    assert!(e.message.contains("unlimited") && e.message.contains("allowed: 0"), "{e}");
+    let e =
+        bad_swarm("count = 5\n", "count = 5\n[network.access]\nup = \"1 Mbit/s\"\n[metrics]\nuplink_log_peers = 7\n");
+    assert_eq!(e.field, "metrics.uplink_log_peers");
+    assert!(e.message.contains("allowed: 0 to 6"), "{e}");
+}

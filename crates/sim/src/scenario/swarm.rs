@@ -39,7 +39,7 @@ use crate::endpoint::TransportKind;
 
 use super::controllers::{self, Controllers, RawCubic, RawLedbat, RawLp, RawNice, RawVegas};
 use super::raw::{CcName, ClockOffsetsName, RawTcp, TransportName};
-use super::units::{BufferStr, DurationStr, RateStr, SizeStr, MAX_DURATION};
+use super::units::{BufferSpec, BufferStr, DurationStr, RateStr, SizeStr, MAX_DURATION};
 use super::utp::{utp_config, RawUtp};
 use super::validate::{buffer_limit, probability, scenario_name, tcp_config, tcp_path, Ctx};
 use super::{ClockOffsets, ScenarioError};
@@ -110,6 +110,9 @@ pub struct SwarmMetrics {
     pub chokes: bool,
     /// One row per connection.
     pub connections: bool,
+    /// Every dequeue at the uplinks of this many peers (the first ones, seeds
+    /// included) is logged in `uplink_queue`.
+    pub uplink_log_peers: u32,
 }
 
 /// A validated swarm scenario.
@@ -287,6 +290,7 @@ struct RawSwarmMetrics {
     haves: Option<bool>,
     chokes: Option<bool>,
     connections: Option<bool>,
+    uplink_log_peers: Option<u32>,
 }
 
 /// The most `count x join.poisson` may be: ten years.
@@ -333,6 +337,10 @@ pub(super) fn validate(raw: RawSwarmScenario, file: &str) -> Result<SwarmScenari
             return Err(cx.err(field, "must be greater than zero (or \"unlimited\")"));
         }
         let buffer = match access.buffer {
+            // A buffer given as time is that long at each link's own capacity;
+            // an unlimited link never queues, so there it is ignored (and the
+            // limit kept is the default's, which nothing ever reaches).
+            Some(b) if rate.is_none() && matches!(b.0, BufferSpec::Time(_)) => BufferLimit::Packets(1000),
             Some(b) => buffer_limit(&cx, "network.access.buffer", b.0, rate)?,
             None => BufferLimit::Packets(1000),
         };
@@ -493,6 +501,21 @@ pub(super) fn validate(raw: RawSwarmScenario, file: &str) -> Result<SwarmScenari
         None => classes.iter().find(|c| c.seed).and_then(|c| c.group),
     };
     let m = raw.metrics.unwrap_or_default();
+    let uplink_log_peers = m.uplink_log_peers.unwrap_or(0);
+    let peers = classes.iter().map(|c| c.count).sum::<u32>();
+    if uplink_log_peers > 0 && uplink.capacity_bps.is_none() {
+        return Err(cx.err(
+            "metrics.uplink_log_peers",
+            "network.access.up is \"unlimited\": an unlimited uplink never queues, so there is nothing to log; \
+             allowed: 0, or give network.access.up a rate",
+        ));
+    }
+    if uplink_log_peers > peers {
+        return Err(cx.err(
+            "metrics.uplink_log_peers",
+            format!("{uplink_log_peers} is more than the {peers} peers; allowed: 0 to {peers}"),
+        ));
+    }
     Ok(SwarmScenario {
         name: scenario_name(&cx, raw.name, file)?,
         description: raw.description.unwrap_or_default(),
@@ -515,6 +538,7 @@ pub(super) fn validate(raw: RawSwarmScenario, file: &str) -> Result<SwarmScenari
             haves: m.haves.unwrap_or(true),
             chokes: m.chokes.unwrap_or(true),
             connections: m.connections.unwrap_or(true),
+            uplink_log_peers,
         },
     })
 }

@@ -4,12 +4,14 @@
 
 use torrentlab_bittorrent::client::Note;
 use torrentlab_engine::{Duration, Time};
+use torrentlab_net::{HostId, Network, QueueRecord};
 use torrentlab_transport::stream::Endpoint;
 
 use crate::endpoint::Transport;
 
 use crate::scenario::swarm::SwarmMetrics;
 use crate::table::Table;
+use crate::watch::Spill;
 
 /// Gap histogram: 10 log-spaced bins per decade from 1 us to 10^4 s; bin 0
 /// holds gaps under 1 us (sends in the same instant).
@@ -155,6 +157,57 @@ impl SwarmRecorder {
     }
 }
 
+/// Turns on the queue monitor of the uplinks of the first `peers` peers
+/// (`metrics.uplink_log_peers`; peer `i` is host `i`).
+pub(crate) fn enable_uplink_logs(net: &mut Network, peers: u32) {
+    for h in 0..peers.min(net.host_count() as u32) {
+        let up = net.uplink(HostId(h));
+        net.link_mut(up).enable_monitor();
+    }
+}
+
+/// The monitored uplinks, in peer order: the first peers, up to the first
+/// that is not monitored (see [`enable_uplink_logs`]).
+fn logged_uplinks(net: &Network) -> impl Iterator<Item = u32> + '_ {
+    (0..net.host_count() as u32).take_while(|&h| net.link(net.uplink(HostId(h))).is_monitored())
+}
+
+/// Rows of the uplink logs not yet taken.
+pub(crate) fn uplink_log_rows(net: &Network) -> usize {
+    logged_uplinks(net).map(|h| net.link(net.uplink(HostId(h))).logged()).sum()
+}
+
+/// Takes every dequeue logged at the monitored uplinks up to `now` (retiring
+/// what left by then) as `uplink_queue` rows, ordered by time, then peer.
+/// Every dequeue logged later is after `now`, so the rows taken in chunks
+/// come in the same order as taken at once.
+pub(crate) fn take_uplink_logs(net: &mut Network, now: Time) -> Table {
+    let hosts: Vec<u32> = logged_uplinks(net).collect();
+    let mut rows: Vec<(u32, QueueRecord)> = Vec::new();
+    for h in hosts {
+        let up = net.uplink(HostId(h));
+        rows.extend(net.link_mut(up).drain_log(now).into_iter().map(|r| (h, r)));
+    }
+    rows.sort_by_key(|&(h, r)| (r.time, h));
+    let mut t = Table::default();
+    t.f64("time_s", rows.iter().map(|(_, r)| r.time.as_secs_f64()).collect())
+        .i64("peer", rows.iter().map(|&(h, _)| h as i64).collect())
+        .i64("bytes", rows.iter().map(|(_, r)| r.bytes_left as i64).collect())
+        .i64("packets", rows.iter().map(|(_, r)| r.packets_left as i64).collect())
+        .i64("served_packets", rows.iter().map(|(_, r)| r.served_packets as i64).collect())
+        .i64("served_bytes", rows.iter().map(|(_, r)| r.served_bytes as i64).collect())
+        .i64("dropped_packets", rows.iter().map(|(_, r)| r.dropped_packets as i64).collect());
+    t
+}
+
+/// Hands the uplink logs to `sp` once they hold `sp.rows` rows together
+/// (see [`Spill`]); called by the run loop where it spills the other logs.
+pub(crate) fn spill_uplink_logs(net: &mut Network, now: Time, sp: &mut Spill<'_>) {
+    if uplink_log_rows(net) >= sp.rows {
+        (sp.sink)("uplink_queue", take_uplink_logs(net, now));
+    }
+}
+
 /// The histogram bin of a gap.
 pub(crate) fn gap_bin(g: Duration) -> usize {
     let s = g.as_secs_f64();
@@ -215,7 +268,8 @@ mod tests {
 
     #[test]
     fn the_bin_table_agrees_with_the_formula_at_and_around_every_edge_and_octave() {
-        let m = SwarmMetrics { send_log_peers: 0, haves: false, chokes: false, connections: false };
+        let m =
+            SwarmMetrics { send_log_peers: 0, haves: false, chokes: false, connections: false, uplink_log_peers: 0 };
         let rec = SwarmRecorder::new(&m, 1);
         let starts = gap_starts();
         let octaves = (0..63).map(|e| 1u64 << e);

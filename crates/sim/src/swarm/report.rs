@@ -1,9 +1,10 @@
 //! The tables of a finished swarm run (docs/metrics.md lists every column).
 
 use torrentlab_engine::Time;
+use torrentlab_net::{BufferLimit, HostId};
 use torrentlab_transport::stream::Endpoint;
 
-use super::recorder::gap_edges;
+use super::recorder::{gap_edges, take_uplink_logs};
 use crate::apps::bittorrent::{Peer, Swarm};
 use crate::scenario::swarm::SwarmScenario;
 use crate::table::Table;
@@ -131,6 +132,8 @@ pub(crate) fn report(sc: &SwarmScenario, mut world: World) -> SwarmOutput {
         .i64("network_sent_packets", vec![ns.sent_packets as i64])
         .i64("network_dropped_packets", vec![ns.dropped_packets as i64])
         .i64("network_lost_packets", vec![ns.lost_packets as i64]);
+    let uplinks = uplinks_table(&w, &mut world.f.net, end);
+    let uplink_queue = take_uplink_logs(&mut world.f.net, end);
     SwarmOutput {
         tables: vec![
             ("summary", summary),
@@ -141,7 +144,71 @@ pub(crate) fn report(sc: &SwarmScenario, mut world: World) -> SwarmOutput {
             ("sends", sends),
             ("send_gaps", gaps),
             ("payload_lengths", payload),
+            ("uplinks", uplinks),
+            ("uplink_queue", uplink_queue),
         ],
         perf,
     }
+}
+
+/// One row per peer: what its uplink did (docs/metrics.md, `uplinks`).
+///
+/// Utilisation and the time the queue was non-empty are over the time the
+/// peer was in the swarm, from its join until it left (or the run ended),
+/// extended to the end of its uplink's last transmission (what it held when
+/// the peer left, resets sent after; at most the run's end): the link carries
+/// nothing outside it, so utilisation is at most 1.
+fn uplinks_table(w: &Swarm, net: &mut torrentlab_net::Network, end: Time) -> Table {
+    let n = w.peers.len();
+    let mut t = Table::default();
+    let (mut capacity, mut buf_packets, mut buf_bytes, mut active) = (vec![], vec![], vec![], vec![]);
+    let (mut served_p, mut served_b, mut dropped_p, mut dropped_b) = (vec![], vec![], vec![], vec![]);
+    let (mut mean_ms, mut p95_ms, mut nonempty, mut util) = (vec![], vec![], vec![], vec![]);
+    for (i, p) in w.peers.iter().enumerate() {
+        let up = net.uplink(HostId(i as u32));
+        let link = net.link_mut(up);
+        let s = link.stats(end);
+        let cap = link.capacity_bps();
+        let span_ns = if p.join <= end {
+            let gone = p.left.unwrap_or(end).min(end).max(link.busy_until().min(end));
+            gone.0 - p.join.0
+        } else {
+            0
+        };
+        let span = |x: f64| if span_ns > 0 { x / span_ns as f64 } else { f64::NAN };
+        let served = s.served_packets;
+        capacity.push(cap.map_or(f64::NAN, |c| c as f64));
+        let (bp, bb) = match (cap, link.config().buffer) {
+            (None, _) => (f64::NAN, f64::NAN),
+            (Some(_), BufferLimit::Packets(k)) => (k as f64, f64::NAN),
+            (Some(_), BufferLimit::Bytes(b)) => (f64::NAN, b as f64),
+        };
+        buf_packets.push(bp);
+        buf_bytes.push(bb);
+        active.push(span_ns as f64 * 1e-9);
+        served_p.push(served as i64);
+        served_b.push(s.served_bytes as i64);
+        dropped_p.push(s.dropped_packets as i64);
+        dropped_b.push(s.dropped_bytes as i64);
+        let none = |x: f64| if served > 0 { x } else { f64::NAN };
+        mean_ms.push(none(s.wait_ns as f64 / served.max(1) as f64 * 1e-6));
+        // An unlimited link keeps no histogram: every packet waited 0.
+        p95_ms.push(none(link.delay_histogram().map_or(Some(0.0), |h| h.quantile_ns(0.95)).unwrap_or(0.0) * 1e-6));
+        nonempty.push(span(link.queue_nonempty_ns(end).unwrap_or(0) as f64));
+        util.push(cap.map_or(f64::NAN, |c| span(s.transmitted_bits(c) / c as f64 * 1e9)));
+    }
+    t.i64("peer", (0..n as i64).collect())
+        .f64("capacity_bps", capacity)
+        .f64("buffer_packets", buf_packets)
+        .f64("buffer_bytes", buf_bytes)
+        .f64("active_s", active)
+        .i64("served_packets", served_p)
+        .i64("served_bytes", served_b)
+        .i64("dropped_packets", dropped_p)
+        .i64("dropped_bytes", dropped_b)
+        .f64("mean_delay_ms", mean_ms)
+        .f64("p95_delay_ms", p95_ms)
+        .f64("queue_nonempty_fraction", nonempty)
+        .f64("utilisation", util);
+    t
 }
