@@ -2,4 +2,5 @@
 
 pub(crate) mod bittorrent;
 pub(crate) mod bulk;
+pub(crate) mod cbr;
 mod frames;

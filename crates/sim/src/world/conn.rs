@@ -11,6 +11,12 @@ use crate::timer::Timer;
 pub(crate) const NO_SLOT: u32 = u32::MAX;
 
 /// Side 0 dialled (initiator), side 1 accepted. Both run one transport.
+///
+/// Laid out for the world's loop (`repr(C, align(64))`): what every packet
+/// reads or writes first (hosts, owners, slots, read marks, flags, timers,
+/// counters) fills the first two cache lines, and the endpoints start the
+/// third; what only reports read comes last.
+#[repr(C, align(64))]
 pub(crate) struct Conn {
     /// The host of each side.
     pub host: [u32; 2],
@@ -18,15 +24,15 @@ pub(crate) struct Conn {
     pub owner: [u32; 2],
     /// Each side's id in its application (`NO_SLOT` before accept / after close).
     pub slot: [u32; 2],
-    /// The owner of side `s` is told when `s` has received this many bytes
-    /// in order (`u64::MAX`: never); see `Fabric::set_read_mark`.
-    pub read_mark: [u64; 2],
     /// The side's socket said "not flushed": tell its owner when it drains.
     pub blocked: [bool; 2],
     /// The initiator's owner has been told the connection is up.
     pub connected: bool,
     /// The acceptor's owner has been asked (accept or refuse).
     pub asked: bool,
+    /// The owner of side `s` is told when `s` has received this many bytes
+    /// in order (`u64::MAX`: never); see `Fabric::set_read_mark`.
+    pub read_mark: [u64; 2],
     /// Side `s`'s endpoint timer.
     pub timer: [Timer; 2],
     /// IP bytes sent by side `s`.
@@ -55,5 +61,18 @@ impl Conn {
             opened: now,
             closed: [None; 2],
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::mem::{align_of, offset_of};
+
+    #[test]
+    fn what_every_packet_reads_comes_before_the_endpoints_on_their_own_lines() {
+        assert_eq!(align_of::<Conn>(), 64);
+        assert!(offset_of!(Conn, written) + 16 <= offset_of!(Conn, ep));
+        assert_eq!(offset_of!(Conn, ep), 128, "the endpoints start the third line");
     }
 }

@@ -43,7 +43,7 @@ pub(crate) struct Fabric {
     pub(super) q: EventQueue<Ev>,
     pub net: Network,
     /// Packets on their way to a downlink or host (see [`Route`]).
-    lanes: PacketLanes,
+    pub(super) lanes: PacketLanes,
     route: Route,
     /// Packets that left a host's downlink, one lane per host.
     host_lanes: PacketLanes,
@@ -253,6 +253,7 @@ impl Fabric {
         if let Some(t) = self.lanes.advance(lane as usize) {
             self.q.schedule_head(t, Ev::PathLane { lane });
         }
+        self.hint_lane(lane as usize);
         let sack = if x.has_sack() { self.lanes.take_sack(lane as usize) } else { SackBlocks::NONE };
         self.hop(now, x, sack)
     }

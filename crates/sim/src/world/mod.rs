@@ -15,6 +15,7 @@
 mod app;
 mod conn;
 mod fabric;
+mod hints;
 pub(crate) mod packet;
 
 pub(crate) use app::{App, Link};
