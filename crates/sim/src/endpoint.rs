@@ -31,13 +31,17 @@ impl TransportKind {
     }
 }
 
-/// One end of a connection. A uTP socket, rarer and larger than a TCP
-/// endpoint, is boxed so that TCP connections do not pay for its size.
-/// `Other` holds any other endpoint (the dumbbell's one-way TCP halves, a
+/// One end of a connection, held inline: TCP endpoints and uTP sockets are
+/// about the same size (a test below keeps them so). `Other` holds any other endpoint (the dumbbell's one-way TCP halves, a
 /// transport under test), called through a vtable.
+///
+/// Aligned to 64 bytes by the world (the connection table is read packet by
+/// packet from memory the cache no longer holds): an endpoint starts a
+/// cache line, so what a packet reads of it is whole lines.
+#[repr(align(64))]
 pub(crate) enum Transport {
     Tcp(TcpConnection),
-    Utp(Box<UtpSocket>),
+    Utp(UtpSocket),
     Other(Box<dyn Endpoint>, TransportKind),
 }
 
@@ -46,10 +50,7 @@ macro_rules! each {
     (ref $self:expr, $ep:ident => $call:expr) => {
         match $self {
             Transport::Tcp($ep) => $call,
-            Transport::Utp(boxed) => {
-                let $ep: &UtpSocket = boxed;
-                $call
-            }
+            Transport::Utp($ep) => $call,
             Transport::Other(boxed, _) => {
                 let $ep: &dyn Endpoint = boxed.as_ref();
                 $call
@@ -59,10 +60,7 @@ macro_rules! each {
     (mut $self:expr, $ep:ident => $call:expr) => {
         match $self {
             Transport::Tcp($ep) => $call,
-            Transport::Utp(boxed) => {
-                let $ep: &mut UtpSocket = boxed;
-                $call
-            }
+            Transport::Utp($ep) => $call,
             Transport::Other(boxed, _) => {
                 let $ep: &mut dyn Endpoint = boxed.as_mut();
                 $call
@@ -185,6 +183,14 @@ mod tests {
     }
 
     #[test]
+    fn an_endpoint_starts_a_cache_line_and_takes_no_more_than_nine() {
+        use std::mem::{align_of, size_of};
+        assert_eq!(align_of::<Transport>(), 64);
+        let (tcp, utp) = (size_of::<TcpConnection>(), size_of::<UtpSocket>());
+        assert!(size_of::<Transport>() <= 9 * 64, "tcp {tcp}, utp {utp}: {}", size_of::<Transport>());
+    }
+
+    #[test]
     fn either_transport_carries_a_stream_through_the_same_interface() {
         let tcp = Arc::new(TcpConfig { handshake: true, ..TcpConfig::linux() });
         let pairs = [
@@ -193,8 +199,8 @@ mod tests {
                 Transport::Tcp(TcpConnection::listen(tcp, CcConfig::NewReno.build())),
             ),
             (
-                Transport::Utp(Box::new(UtpSocket::connect(UtpConfig::default(), Time::ZERO, 7, 1, 0))),
-                Transport::Utp(Box::new(UtpSocket::accept(UtpConfig::default(), 7, 900, 12_345))),
+                Transport::Utp(UtpSocket::connect(UtpConfig::default(), Time::ZERO, 7, 1, 0)),
+                Transport::Utp(UtpSocket::accept(UtpConfig::default(), 7, 900, 12_345)),
             ),
         ];
         for (a, b) in pairs {
@@ -228,8 +234,8 @@ mod tests {
                 Transport::Tcp(TcpConnection::listen(tcp, CcConfig::NewReno.build())),
             ),
             (
-                Transport::Utp(Box::new(UtpSocket::connect(UtpConfig::default(), Time::ZERO, 7, 1, 0))),
-                Transport::Utp(Box::new(UtpSocket::accept(UtpConfig::default(), 7, 900, 0))),
+                Transport::Utp(UtpSocket::connect(UtpConfig::default(), Time::ZERO, 7, 1, 0)),
+                Transport::Utp(UtpSocket::accept(UtpConfig::default(), 7, 900, 0)),
             ),
         ];
         for (a, b) in pairs {

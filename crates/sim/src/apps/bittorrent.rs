@@ -48,7 +48,7 @@ pub(crate) struct ClassProto {
     pub transport: TransportKind,
     pub tcp: Arc<TcpConfig>,
     pub cc: CcConfig,
-    pub utp: UtpConfig,
+    pub utp: Arc<UtpConfig>,
 }
 
 /// The application's own events.
@@ -133,8 +133,8 @@ impl Io for Wires<'_> {
                 let acceptor_seq = self.dial_rng.next_u64() as u16;
                 let (here, there) = (self.clocks[self.peer as usize], self.clocks[remote as usize]);
                 [
-                    Transport::Utp(Box::new(UtpSocket::connect(mine.utp.clone(), self.now, conn_id, 1, here))),
-                    Transport::Utp(Box::new(UtpSocket::accept(theirs.utp.clone(), conn_id, acceptor_seq, there))),
+                    Transport::Utp(UtpSocket::connect(mine.utp.clone(), self.now, conn_id, 1, here)),
+                    Transport::Utp(UtpSocket::accept(theirs.utp.clone(), conn_id, acceptor_seq, there)),
                 ]
             }
         };

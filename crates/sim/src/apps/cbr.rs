@@ -101,8 +101,8 @@ mod tests {
             TransportKind::Utp => {
                 let cfg = UtpConfig { nagle: false, ..UtpConfig::default() };
                 [
-                    Transport::Utp(Box::new(UtpSocket::connect(cfg.clone(), Time::ZERO, 5, 1, 0))),
-                    Transport::Utp(Box::new(UtpSocket::accept(cfg, 5, 77, 0))),
+                    Transport::Utp(UtpSocket::connect(cfg.clone(), Time::ZERO, 5, 1, 0)),
+                    Transport::Utp(UtpSocket::accept(cfg, 5, 77, 0)),
                 ]
             }
         };

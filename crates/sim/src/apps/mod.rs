@@ -2,5 +2,6 @@
 
 pub(crate) mod bittorrent;
 pub(crate) mod bulk;
+#[cfg(test)]
 pub(crate) mod cbr;
 mod frames;

@@ -90,8 +90,8 @@ pub(crate) fn build(sc: &Scenario) -> World {
                 let conn_id = rng.next_u64() as u16;
                 let acceptor_seq = rng.next_u64() as u16;
                 [
-                    Transport::Utp(Box::new(UtpSocket::connect(u.clone(), start, conn_id, 1, clocks[i + 1]))),
-                    Transport::Utp(Box::new(UtpSocket::accept(u.clone(), conn_id, acceptor_seq, clocks[0]))),
+                    Transport::Utp(UtpSocket::connect(u.clone(), start, conn_id, 1, clocks[i + 1])),
+                    Transport::Utp(UtpSocket::accept(u.clone(), conn_id, acceptor_seq, clocks[0])),
                 ]
             }
         };

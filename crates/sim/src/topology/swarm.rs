@@ -140,7 +140,7 @@ pub(crate) fn build(sc: &SwarmScenario) -> World {
             transport: c.transport,
             tcp: Arc::new(c.tcp.clone()),
             cc: c.cc.clone(),
-            utp: c.utp.clone(),
+            utp: Arc::new(c.utp.clone()),
         })
         .collect();
     // Each host's clock runs from its own origin, as real hosts' do (uTP

@@ -79,11 +79,6 @@ impl Fabric {
         }
     }
 
-    #[inline]
-    pub fn now(&self) -> Time {
-        self.q.now()
-    }
-
     /// Opens a connection from `hosts[0]` to `hosts[1]` with these
     /// endpoints, side `s` owned by application `owners[s]`. Nothing is sent
     /// until the dialling end is written to or [`Fabric::flush`]ed.

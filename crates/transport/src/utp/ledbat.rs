@@ -124,6 +124,9 @@ pub struct UtpAck {
     pub window_last_full: Time,
 }
 
+/// The most samples the current-delay filter takes (the variants use 1 to 4).
+pub const MAX_CURRENT_FILTER: usize = 4;
+
 /// uTP's congestion window.
 #[derive(Clone, Debug)]
 pub struct UtpLedbat {
@@ -134,15 +137,28 @@ pub struct UtpLedbat {
     slow_start: bool,
     /// Delay samples are compared relative to the first one (wrapping u32 us).
     origin: Option<u32>,
-    base: VecDeque<i64>,
+    /// The base-delay buckets closed so far, oldest first (at most
+    /// `buckets - 1` of them), and their minimum (`i64::MAX`: none).
+    base_closed: VecDeque<i64>,
+    base_closed_min: i64,
+    /// The minimum of the bucket being filled (with no history: of every sample).
+    base_open: Option<i64>,
     bucket_start: Option<Time>,
-    current: VecDeque<i64>,
+    /// The last `current_filter` samples, in a ring.
+    current: [i64; MAX_CURRENT_FILTER],
+    current_len: u8,
+    current_next: u8,
     our_delay_us: Option<i64>,
     last_decrease: Option<Time>,
 }
 
 impl UtpLedbat {
     pub fn new(cfg: UtpCcConfig, packet_size: u32) -> Self {
+        assert!(
+            (1..=MAX_CURRENT_FILTER).contains(&cfg.current_filter),
+            "current_filter must be 1 to {MAX_CURRENT_FILTER}"
+        );
+        assert!(cfg.base_history.is_none_or(|(n, _)| n >= 1), "a base history needs a bucket");
         let cwnd = cfg.initial_window_packets * packet_size as f64;
         UtpLedbat {
             slow_start: cfg.slow_start,
@@ -150,9 +166,13 @@ impl UtpLedbat {
             cwnd,
             ssthresh: f64::INFINITY,
             origin: None,
-            base: VecDeque::new(),
+            base_closed: VecDeque::new(),
+            base_closed_min: i64::MAX,
+            base_open: None,
             bucket_start: None,
-            current: VecDeque::new(),
+            current: [0; MAX_CURRENT_FILTER],
+            current_len: 0,
+            current_next: 0,
             our_delay_us: None,
             last_decrease: None,
         }
@@ -180,28 +200,29 @@ impl UtpLedbat {
         let origin = *self.origin.get_or_insert(raw);
         let d = raw.wrapping_sub(origin) as i32 as i64;
         match self.cfg.base_history {
-            None => match self.base.front_mut() {
-                Some(b) => *b = (*b).min(d),
-                None => self.base.push_back(d),
-            },
+            None => self.base_open = Some(self.base_open.map_or(d, |b| b.min(d))),
             Some((n, interval)) => {
                 if self.bucket_start.is_none_or(|s| now.saturating_since(s) >= interval) {
+                    // A new bucket: the open one closes, the oldest goes.
                     self.bucket_start = Some(now);
-                    if self.base.len() == n {
-                        self.base.pop_front();
+                    if let Some(b) = self.base_open.replace(d) {
+                        self.base_closed.push_back(b);
+                        if self.base_closed.len() >= n {
+                            self.base_closed.pop_front();
+                        }
+                        self.base_closed_min = self.base_closed.iter().copied().min().unwrap_or(i64::MAX);
                     }
-                    self.base.push_back(d);
-                } else if let Some(last) = self.base.back_mut() {
-                    *last = (*last).min(d);
+                } else if let Some(b) = &mut self.base_open {
+                    *b = (*b).min(d);
                 }
             }
         }
-        if self.current.len() == self.cfg.current_filter {
-            self.current.pop_front();
-        }
-        self.current.push_back(d);
-        let base = self.base.iter().min().copied().unwrap_or(d);
-        let current = self.current.iter().min().copied().unwrap_or(d);
+        let filter = self.cfg.current_filter;
+        self.current[self.current_next as usize] = d;
+        self.current_next = ((self.current_next as usize + 1) % filter) as u8;
+        self.current_len = (self.current_len + 1).min(filter as u8);
+        let base = self.base_closed_min.min(self.base_open.unwrap_or(d));
+        let current = self.current[..self.current_len as usize].iter().copied().min().unwrap_or(d);
         self.our_delay_us = Some(current - base);
     }
 

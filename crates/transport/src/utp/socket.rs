@@ -2,8 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
+use std::sync::Arc;
 
-use torrentlab_engine::{Duration, Time};
+use torrentlab_engine::{Duration, OptDuration, OptTime, Time};
 use torrentlab_net::wire::{IPV4_HEADER, UDP_HEADER};
 
 use super::header::{Header, PacketType, SackMask, HEADER_LEN};
@@ -131,7 +132,8 @@ fn seq_diff(a: u16, b: u16) -> i32 {
 
 /// One end of a uTP connection.
 pub struct UtpSocket {
-    cfg: UtpConfig,
+    /// Shared by the sockets of one configuration.
+    cfg: Arc<UtpConfig>,
     state: UtpState,
     clock_offset_us: u32,
     recv_id: u16,
@@ -151,16 +153,18 @@ pub struct UtpSocket {
     app_pending: u64,
     /// Payload bytes of the packets in `out` not acknowledged yet.
     out_unacked: u64,
+    /// Packets in `out` not acknowledged yet (SYN and FIN included).
+    out_unacked_packets: u32,
     /// An abort's RESET is still to be sent.
     reset_pending: bool,
     closing: bool,
     fin_queued: bool,
     peer_wnd: u64,
     cc: UtpLedbat,
-    rtt: Option<Duration>,
+    rtt: OptDuration,
     rtt_var: Duration,
     rto: Duration,
-    rto_deadline: Option<Time>,
+    rto_deadline: OptTime,
     consecutive_timeouts: u32,
     dupacks: u32,
     last_ack_seen: Option<u16>,
@@ -182,7 +186,7 @@ pub struct UtpSocket {
 
 impl UtpSocket {
     fn new(
-        cfg: UtpConfig,
+        cfg: Arc<UtpConfig>,
         state: UtpState,
         recv_id: u16,
         send_id: u16,
@@ -208,13 +212,14 @@ impl UtpSocket {
             resends: 0,
             app_pending: 0,
             out_unacked: 0,
+            out_unacked_packets: 0,
             reset_pending: false,
             closing: false,
             fin_queued: false,
             cc,
-            rtt: None,
+            rtt: OptDuration::NONE,
             rtt_var: Duration::ZERO,
-            rto_deadline: None,
+            rto_deadline: OptTime::NONE,
             consecutive_timeouts: 0,
             dupacks: 0,
             last_ack_seen: None,
@@ -234,15 +239,22 @@ impl UtpSocket {
 
     /// An initiator: sends a SYN with connection id `conn_id` (it receives on
     /// `conn_id`, sends on `conn_id + 1`).
-    pub fn connect(cfg: UtpConfig, now: Time, conn_id: u16, initial_seq: u16, clock_offset_us: u32) -> Self {
-        let mut s = Self::new(cfg, UtpState::SynSent, conn_id, conn_id.wrapping_add(1), initial_seq, clock_offset_us);
+    pub fn connect(
+        cfg: impl Into<Arc<UtpConfig>>,
+        now: Time,
+        conn_id: u16,
+        initial_seq: u16,
+        clock_offset_us: u32,
+    ) -> Self {
+        let mut s =
+            Self::new(cfg.into(), UtpState::SynSent, conn_id, conn_id.wrapping_add(1), initial_seq, clock_offset_us);
         s.push_out(PacketType::Syn, 0, now);
         s
     }
 
     /// An acceptor for connection id `conn_id` (it receives on `conn_id + 1`).
-    pub fn accept(cfg: UtpConfig, conn_id: u16, initial_seq: u16, clock_offset_us: u32) -> Self {
-        Self::new(cfg, UtpState::Listening, conn_id.wrapping_add(1), conn_id, initial_seq, clock_offset_us)
+    pub fn accept(cfg: impl Into<Arc<UtpConfig>>, conn_id: u16, initial_seq: u16, clock_offset_us: u32) -> Self {
+        Self::new(cfg.into(), UtpState::Listening, conn_id.wrapping_add(1), conn_id, initial_seq, clock_offset_us)
     }
 
     pub fn state(&self) -> UtpState {
@@ -300,7 +312,7 @@ impl UtpSocket {
         UtpInfo {
             cwnd: self.cc.window(),
             bytes_in_flight: self.cur_window,
-            srtt: self.rtt,
+            srtt: self.rtt.get(),
             rto: self.rto,
             queuing_delay: self.cc.queuing_delay(),
             slow_start: self.cc.in_slow_start(),
@@ -331,11 +343,11 @@ impl UtpSocket {
         }
         self.reset_pending = self.state != UtpState::Listening;
         self.state = UtpState::Reset;
-        self.rto_deadline = None;
+        self.rto_deadline = OptTime::NONE;
         self.app_pending = 0;
         self.ack_pending = false;
         self.out.clear();
-        (self.out_unacked, self.cur_window, self.resends) = (0, 0, 0);
+        (self.out_unacked, self.out_unacked_packets, self.cur_window, self.resends) = (0, 0, 0, 0);
     }
 
     fn clock_us(&self, now: Time) -> u32 {
@@ -344,6 +356,7 @@ impl UtpSocket {
 
     fn push_out(&mut self, kind: PacketType, len: u32, now: Time) {
         self.out_unacked += len as u64;
+        self.out_unacked_packets += 1;
         self.out.push_back(Sent {
             kind,
             len,
@@ -358,7 +371,7 @@ impl UtpSocket {
     }
 
     pub fn poll_timeout(&self) -> Option<Time> {
-        self.rto_deadline
+        self.rto_deadline.get()
     }
 
     fn header(&mut self, now: Time, kind: PacketType, seq_nr: u16) -> Header {
@@ -470,7 +483,7 @@ impl UtpSocket {
             self.stats.retransmitted_bytes += len as u64;
         }
         if self.rto_deadline.is_none() {
-            self.rto_deadline = Some(now + self.rto);
+            self.rto_deadline = OptTime::some(now + self.rto);
         }
         self.ack_pending = false; // every packet carries ack_nr
         UtpPacket { header: self.header(now, kind, seq), payload: len }
@@ -501,7 +514,7 @@ impl UtpSocket {
         self.peer_wnd = h.wnd_size as u64;
         if h.kind == PacketType::Reset {
             self.state = UtpState::Reset;
-            self.rto_deadline = None;
+            self.rto_deadline = OptTime::NONE;
             return;
         }
         if self.state == UtpState::SynSent && h.kind == PacketType::State {
@@ -522,6 +535,12 @@ impl UtpSocket {
         let ahead = seq_diff(seq, self.ack_nr);
         if ahead <= 0 {
             self.stats.duplicate_bytes += len as u64;
+            return;
+        }
+        if ahead == 1 && self.reorder.is_empty() {
+            // The next in order, nothing waiting behind it: straight through.
+            self.delivered += len as u64;
+            self.ack_nr = seq;
             return;
         }
         let i = (ahead - 1) as usize;
@@ -552,6 +571,7 @@ impl UtpSocket {
         }
         p.acked = true;
         self.out_unacked -= p.len as u64;
+        self.out_unacked_packets -= 1;
         if p.need_resend && p.transmissions > 0 {
             self.resends -= 1;
         }
@@ -669,7 +689,7 @@ impl UtpSocket {
         }
         if lost {
             self.stats.fast_retransmits += 1;
-            let rtt = self.rtt.unwrap_or(self.rto);
+            let rtt = self.rtt.get().unwrap_or(self.rto);
             self.cc.on_loss(now, rtt, self.packet_size());
         }
         self.cc.on_ack(&UtpAck {
@@ -683,26 +703,26 @@ impl UtpSocket {
         });
         if acked > 0 || progressed {
             self.consecutive_timeouts = 0;
-            self.rto_deadline = self.out.iter().any(|p| !p.acked).then(|| now + self.rto);
+            self.rto_deadline = (self.out_unacked_packets > 0).then(|| now + self.rto).into();
         }
     }
 
     /// libutp's RTT filter: `rtt_var += (|rtt - sample| - rtt_var) / 4`,
     /// `rtt += (sample - rtt) / 8`, `rto = max(rtt + 4 rtt_var, min_rto)`.
     fn rtt_sample(&mut self, r: Duration) {
-        match self.rtt {
+        match self.rtt.get() {
             None => {
-                self.rtt = Some(r);
+                self.rtt = OptDuration::some(r);
                 self.rtt_var = Duration(r.0 / 2);
             }
             Some(rtt) => {
                 let delta = rtt.0.abs_diff(r.0) as i64;
                 let var = self.rtt_var.0 as i64 + (delta - self.rtt_var.0 as i64) / 4;
                 self.rtt_var = Duration(var.max(0) as u64);
-                self.rtt = Some(Duration((rtt.0 as i64 + (r.0 as i64 - rtt.0 as i64) / 8) as u64));
+                self.rtt = OptDuration::some(Duration((rtt.0 as i64 + (r.0 as i64 - rtt.0 as i64) / 8) as u64));
             }
         }
-        self.rto = (self.rtt.unwrap_or(r) + self.rtt_var.saturating_mul(4)).max(self.cfg.min_rto);
+        self.rto = (self.rtt.get().unwrap_or(r) + self.rtt_var.saturating_mul(4)).max(self.cfg.min_rto);
     }
 
     /// Fires the retransmission timer if due: every packet in flight is to be
@@ -710,12 +730,12 @@ impl UtpSocket {
     /// `max_timeouts` in a row (or `syn_retries` for the SYN) the connection is
     /// given up.
     pub fn handle_timeout(&mut self, now: Time) {
-        let Some(deadline) = self.rto_deadline else { return };
+        let Some(deadline) = self.rto_deadline.get() else { return };
         if now < deadline {
             return;
         }
-        if !self.out.iter().any(|p| !p.acked) {
-            self.rto_deadline = None;
+        if self.out_unacked_packets == 0 {
+            self.rto_deadline = OptTime::NONE;
             return;
         }
         self.consecutive_timeouts += 1;
@@ -723,7 +743,7 @@ impl UtpSocket {
         let limit = if self.state == UtpState::SynSent { self.cfg.syn_retries } else { self.cfg.max_timeouts };
         if self.consecutive_timeouts > limit {
             self.state = UtpState::Reset;
-            self.rto_deadline = None;
+            self.rto_deadline = OptTime::NONE;
             return;
         }
         let flight = self.cur_window;
@@ -738,6 +758,6 @@ impl UtpSocket {
             self.cur_window -= p.len as u64;
         }
         self.rto = self.rto.saturating_mul(2);
-        self.rto_deadline = Some(now + self.rto);
+        self.rto_deadline = OptTime::some(now + self.rto);
     }
 }
