@@ -62,6 +62,9 @@ pub struct ConnCounters {
     pub fast_retransmits: u64,
     pub timeouts: u64,
     pub duplicate_acks: u64,
+    /// The largest delay sample handed to the congestion controller: an RTT
+    /// for TCP, a one-way delay for uTP (as read: clock offsets included).
+    pub max_delay_sample: Duration,
 }
 
 /// One end of a connection, driven by a simulator or a real socket loop.
@@ -217,6 +220,7 @@ impl Endpoint for TcpSender {
             fast_retransmits: s.fast_retransmits,
             timeouts: s.timeouts,
             duplicate_acks: s.duplicate_acks,
+            max_delay_sample: Duration(s.max_rtt_sample_ns),
         }
     }
 }
@@ -296,6 +300,7 @@ impl Endpoint for UtpSocket {
             fast_retransmits: s.fast_retransmits,
             timeouts: s.timeouts,
             duplicate_acks: s.duplicate_acks,
+            max_delay_sample: Duration::from_micros(s.max_delay_sample_us),
         }
     }
     fn is_alive(&self) -> bool {

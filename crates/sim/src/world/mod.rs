@@ -17,6 +17,8 @@ mod conn;
 mod fabric;
 mod hints;
 pub(crate) mod packet;
+#[cfg(test)]
+mod properties;
 
 pub(crate) use app::{App, Link};
 pub(crate) use conn::{Conn, NO_SLOT};

@@ -41,6 +41,8 @@ pub struct SenderStats {
     pub timeouts: u64,
     pub acks_received: u64,
     pub duplicate_acks: u64,
+    /// The largest RTT sample handed to the congestion controller (ns).
+    pub max_rtt_sample_ns: u64,
 }
 
 /// A TCP_INFO-like snapshot of the sender.
@@ -63,6 +65,8 @@ struct Sent {
     segments: u64,
     bytes: u64,
     acks: u64,
+    /// The largest RTT sample handed to the controller (ns).
+    max_rtt: u64,
 }
 
 /// The counters of loss recovery, which most segments leave alone.
@@ -200,6 +204,7 @@ impl TcpSender {
             timeouts: l.timeouts,
             acks_received: s.acks,
             duplicate_acks: l.duplicate_acks,
+            max_rtt_sample_ns: s.max_rtt,
         }
     }
 
@@ -515,6 +520,9 @@ impl TcpSender {
             // segment that acknowledges nothing new need not read).
             app_limited: advances && !self.is_cwnd_limited(),
         };
+        if let Some(r) = sample.rtt {
+            self.sent.max_rtt = self.sent.max_rtt.max(r.0);
+        }
         self.cc.on_sample(&sample);
         if self.cfg.sack {
             self.scoreboard.update(ack, seg.sack.ranges(ack));

@@ -97,6 +97,9 @@ pub struct UtpStats {
     pub duplicate_acks: u64,
     pub packets_received: u64,
     pub duplicate_bytes: u64,
+    /// The largest one-way delay sample handed to LEDBAT, microseconds, as
+    /// read (the peer's clock offset from ours included).
+    pub max_delay_sample_us: u64,
 }
 
 /// A snapshot for metrics.
@@ -696,7 +699,10 @@ impl UtpSocket {
             now,
             acked_bytes: acked,
             flight_before,
-            delay_sample_us: (h.timestamp_diff_us != 0).then_some(h.timestamp_diff_us),
+            delay_sample_us: (h.timestamp_diff_us != 0).then(|| {
+                self.stats.max_delay_sample_us = self.stats.max_delay_sample_us.max(h.timestamp_diff_us as u64);
+                h.timestamp_diff_us
+            }),
             min_rtt,
             packet_size: self.packet_size(),
             window_last_full: self.window_last_full,
