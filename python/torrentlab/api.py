@@ -40,6 +40,7 @@ TABLES = {
         "sends",
         "send_gaps",
         "payload_lengths",
+        "transports",
         "uplinks",
         "uplink_queue",
     ),
@@ -80,8 +81,8 @@ class RunResult:
     A dumbbell run has ``summary`` (fairness, efficiency, loss, queue over the
     summary window), ``flows``, ``timeseries`` and ``queue``. A swarm run has
     ``summary``, ``peers`` (completion times), ``connections``, ``haves``,
-    ``chokes``, ``sends``, ``send_gaps``, ``payload_lengths``, ``uplinks`` and
-    ``uplink_queue``. ``perf``: events and wall time.
+    ``chokes``, ``sends``, ``send_gaps``, ``payload_lengths``, ``transports``
+    (bytes by transport and kind), ``uplinks`` and ``uplink_queue``. ``perf``: events and wall time.
     """
 
     name: str

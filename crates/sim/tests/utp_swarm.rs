@@ -107,6 +107,23 @@ fn a_mixed_swarm_finishes_and_its_bytes_by_transport_sum_to_the_total() {
     assert!(tcp > 0 && utp > 0, "both carry pieces: tcp {tcp}, utp {utp}");
     let uploaded: i64 = out.table("peers").i64_column("bytes_up").iter().sum();
     assert_eq!(tcp + utp, uploaded, "piece bytes by transport sum to what the clients uploaded");
+    // The always-on summary by transport says the same, and its kinds add up
+    // to every byte written into the streams.
+    let t = out.table("transports");
+    let kinds = strs(&out, "transports", "transport");
+    let row = |k: &str| kinds.iter().position(|x| x == k).unwrap();
+    assert_eq!(t.i64_column("piece_bytes")[row("tcp")], tcp);
+    assert_eq!(t.i64_column("piece_bytes")[row("utp")], utp);
+    let per_conn = |name: &str| -> i64 {
+        c.i64_column(&format!("{name}_forward")).iter().chain(c.i64_column(&format!("{name}_reverse"))).sum()
+    };
+    let by_kind: i64 = t.i64_column("piece_bytes").iter().chain(t.i64_column("control_bytes")).sum();
+    assert_eq!(by_kind, per_conn("piece_bytes") + per_conn("control_bytes"), "the summary is the connections' sum");
+    let written = per_conn("stream_bytes");
+    // Every message begun: what was written, and the rest of a piece message
+    // still being written when the run ended (at most one per direction).
+    assert!(by_kind >= written && by_kind - written <= 2 * 16_397 * c.rows() as i64, "{by_kind} vs {written}");
+    assert_eq!(t.i64_column("connections").iter().sum::<i64>(), c.rows() as i64);
 }
 
 #[test]

@@ -23,6 +23,8 @@ pub(crate) struct ConnFrames {
     pub last_send: [OptTime; 2],
     /// Block payload bytes framed by side `s` (piece messages).
     pub piece_bytes: [u64; 2],
+    /// Bytes of every frame side `s` started (written, or being written).
+    pub framed: [u64; 2],
 }
 
 impl ConnFrames {
@@ -37,6 +39,7 @@ impl ConnFrames {
         if let Frame::Msg(Message::Piece { length, .. }) = f {
             self.piece_bytes[s] += length as u64;
         }
+        self.framed[s] += f.wire_len() as u64;
         let end = written + f.wire_len() as u64;
         if self.head[s].is_none() {
             self.next_end[s] = end;
@@ -102,5 +105,6 @@ mod tests {
         c.frame(0, Frame::Msg(Message::Piece { piece: 1, begin: 0, length: 16_384 }), 0);
         c.frame(0, Frame::Msg(Message::Have { piece: 1 }), 16_397);
         assert_eq!(c.piece_bytes, [16_384, 0]);
+        assert_eq!(c.framed, [16_397 + 9, 0], "a piece message's header and a HAVE");
     }
 }

@@ -5,3 +5,5 @@ pub(crate) mod bulk;
 #[cfg(test)]
 pub(crate) mod cbr;
 mod frames;
+
+pub(crate) use frames::ConnFrames;

@@ -6,6 +6,7 @@ use torrentlab_transport::stream::Endpoint;
 
 use super::recorder::{gap_edges, take_uplink_logs};
 use crate::apps::bittorrent::{Peer, Swarm};
+use crate::endpoint::TransportKind;
 use crate::scenario::swarm::SwarmScenario;
 use crate::table::Table;
 use crate::topology::swarm::SWARM_APP;
@@ -74,6 +75,8 @@ pub(crate) fn report(sc: &SwarmScenario, mut world: World) -> SwarmOutput {
     if sc.metrics.connections {
         let col = |g: &dyn Fn(&Conn) -> u64| f.conns.iter().map(|c| g(c) as i64).collect::<Vec<_>>();
         let piece = |s: usize| w.frames.iter().map(|c| c.piece_bytes[s] as i64).collect::<Vec<_>>();
+        let control =
+            |s: usize| w.frames.iter().map(|fr| (fr.framed[s] - fr.piece_bytes[s]) as i64).collect::<Vec<_>>();
         conns
             .i64("conn", (0..f.conns.len() as i64).collect())
             .i64("initiator", col(&|c| c.host[0] as u64))
@@ -85,6 +88,8 @@ pub(crate) fn report(sc: &SwarmScenario, mut world: World) -> SwarmOutput {
             .i64("piece_bytes_reverse", piece(1))
             .i64("stream_bytes_forward", col(&|c| c.written[0]))
             .i64("stream_bytes_reverse", col(&|c| c.written[1]))
+            .i64("control_bytes_forward", control(0))
+            .i64("control_bytes_reverse", control(1))
             .i64("wire_bytes_forward", col(&|c| c.wire_bytes[0]))
             .i64("wire_bytes_reverse", col(&|c| c.wire_bytes[1]))
             .i64(
@@ -132,6 +137,7 @@ pub(crate) fn report(sc: &SwarmScenario, mut world: World) -> SwarmOutput {
         .i64("network_sent_packets", vec![ns.sent_packets as i64])
         .i64("network_dropped_packets", vec![ns.dropped_packets as i64])
         .i64("network_lost_packets", vec![ns.lost_packets as i64]);
+    let transports = transports_table(&f.conns, &w.frames);
     let uplinks = uplinks_table(&w, &mut world.f.net, end);
     let uplink_queue = take_uplink_logs(&mut world.f.net, end);
     SwarmOutput {
@@ -144,6 +150,7 @@ pub(crate) fn report(sc: &SwarmScenario, mut world: World) -> SwarmOutput {
             ("sends", sends),
             ("send_gaps", gaps),
             ("payload_lengths", payload),
+            ("transports", transports),
             ("uplinks", uplinks),
             ("uplink_queue", uplink_queue),
         ],
@@ -210,5 +217,30 @@ fn uplinks_table(w: &Swarm, net: &mut torrentlab_net::Network, end: Time) -> Tab
         .f64("p95_delay_ms", p95_ms)
         .f64("queue_nonempty_fraction", nonempty)
         .f64("utilisation", util);
+    t
+}
+
+/// One row per transport: its connections and what they carried, by kind
+/// (block payload of piece messages, every other byte of the messages
+/// written or being written into the streams, and IP bytes on the wire),
+/// both directions.
+fn transports_table(conns: &[Conn], frames: &[crate::apps::ConnFrames]) -> Table {
+    let mut rows: Vec<(TransportKind, [u64; 4])> = TransportKind::ALL.iter().map(|&k| (k, [0; 4])).collect();
+    for (c, fr) in conns.iter().zip(frames) {
+        let r = &mut rows.iter_mut().find(|r| r.0 == c.ep[0].kind()).expect("every kind has a row").1;
+        r[0] += 1;
+        for s in 0..2 {
+            r[1] += fr.piece_bytes[s];
+            r[2] += fr.framed[s] - fr.piece_bytes[s];
+            r[3] += c.wire_bytes[s];
+        }
+    }
+    let col = |i: usize| rows.iter().map(|r| r.1[i] as i64).collect::<Vec<_>>();
+    let mut t = Table::default();
+    t.str("transport", rows.iter().map(|r| r.0.name().to_string()).collect())
+        .i64("connections", col(0))
+        .i64("piece_bytes", col(1))
+        .i64("control_bytes", col(2))
+        .i64("wire_bytes", col(3));
     t
 }
