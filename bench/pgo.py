@@ -8,9 +8,9 @@
 Needs `rustup component add llvm-tools` (for `llvm-profdata`) and maturin.
 
 What it is worth: see BENCHMARKS.md.
-How long it takes: making the profile (an instrumented release build and the
-training runs) took about 75 s when last timed on two cores (bench/README.md);
-`--install` adds a release build with the profile, about a minute.
+How long it takes: making the profile (an instrumented build of everything
+from scratch, then the training runs) took 1 min 58 s on two cores
+(2026-11-27); `--install` adds a release build with the profile, about 1.5 min.
 
 Profile-guided optimisation lets the compiler lay out and inline the simulator's
 hot paths from how they actually run. This script builds the Python package with
