@@ -17,8 +17,9 @@ with other tenants), and a phase can change within a round of runs one after
 the other; runs side by side share it. Each run is slower than alone, since
 the two share the last-level cache, so read the ratio, not the times.
 
-Build each runner with `cargo build --release -p torrentlab-sim --example
-bench` and copy `target/release/examples/bench` aside between builds.
+Build each runner with `cargo build --release -p torrentlab-sim --features
+hugepages --example bench` and copy `target/release/examples/bench` aside
+between builds.
 """
 
 from __future__ import annotations

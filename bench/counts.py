@@ -15,7 +15,7 @@ cost little on the machine: read the miss figures as an upper bound.
     python3 bench/counts.py --json
 
 It builds the Rust-only runner (`cargo build --release -p torrentlab-sim
---example bench`) unless `--bin` names one, and needs valgrind
+--features hugepages --example bench`) unless `--bin` names one, and needs valgrind
 (`apt-get install valgrind`). A 3 MB run takes about 50 s.
 """
 
@@ -56,8 +56,8 @@ def scaled_scenario(path: Path, size: str | None, out_dir: Path) -> Path:
 
 
 def build_runner() -> Path:
-    subprocess.run(["cargo", "build", "--release", "-p", "torrentlab-sim", "--example", "bench"],
-                   cwd=ROOT, check=True)
+    cmd = ["cargo", "build", "--release", "-p", "torrentlab-sim", "--features", "hugepages", "--example", "bench"]
+    subprocess.run(cmd, cwd=ROOT, check=True)
     return RUNNER
 
 

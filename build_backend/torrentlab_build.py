@@ -1,78 +1,52 @@
-"""PEP 517 build backend: maturin, optimised with the committed PGO profile.
+"""PEP 517 build backend: maturin, with profile-guided optimisation on request.
 
-`pip install .` builds through here. When `pgo/torrentlab.profdata` was made
-by the same LLVM major version as the one in `rustc`, the Rust code is compiled
-with `-Cprofile-use` (profile-guided optimisation: about 15-25 % faster swarm
-and dumbbell runs, see BENCHMARKS.md). Otherwise, or with
-`TORRENTLAB_PGO=0`, it is a plain release build. Results are the same either
-way: a profile only steers how the compiler lays out and inlines code.
-`bench/pgo.py` regenerates the profile.
+`pip install .` builds through here. By default it is a plain release build
+(maturin's `--release`), whatever the environment's toolchain: nothing in the
+repository steers how the compiler optimises the sources.
+
+Profile-guided optimisation (PGO) is opt-in. `python3 bench/pgo.py --install`
+builds an instrumented package from the current sources, trains it, merges a
+profile and installs the package built with it. To use a profile made that
+way by hand, point `TORRENTLAB_PGO_PROFILE` at it:
+
+    TORRENTLAB_PGO_PROFILE=/path/to/torrentlab.profdata pip install .
+
+and the Rust code is compiled with `-Cprofile-use` (functions that changed
+since the profile was made are compiled without it). Results are the same
+either way: a profile only steers how the compiler lays out and inlines code.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
-import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-PROFILE = ROOT / "pgo" / "torrentlab.profdata"
-META = ROOT / "pgo" / "profile.txt"
+ENV = "TORRENTLAB_PGO_PROFILE"
 
 
-def source_digest(root: Path | None = None) -> str:
-    """SHA-256 over the crates' Rust sources, the code a profile describes."""
-    root = root or ROOT
-    h = hashlib.sha256()
-    for p in sorted((root / "crates").rglob("*.rs")):
-        h.update(p.relative_to(root).as_posix().encode())
-        h.update(p.read_bytes())
-    return h.hexdigest()[:16]
-
-
-def _read_meta() -> dict[str, str]:
-    meta = {}
-    for line in META.read_text().splitlines():
-        if "=" in line and not line.lstrip().startswith("#"):
-            k, v = line.split("=", 1)
-            meta[k.strip()] = v.strip()
-    return meta
-
-
-def rustc_info() -> dict[str, str]:
-    """`rustc -vV` as a dict ("release", "host", "LLVM version", ...); empty without rustc."""
-    try:
-        out = subprocess.run(["rustc", "-vV"], capture_output=True, text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return {}
-    return dict(line.split(": ", 1) for line in out.splitlines() if ": " in line)
-
-
-def _rustc_llvm_major() -> str | None:
-    llvm = rustc_info().get("LLVM version")
-    return llvm.split(".")[0] if llvm else None
+class ProfileError(RuntimeError):
+    """`TORRENTLAB_PGO_PROFILE` names no file."""
 
 
 def pgo_flags() -> tuple[list[str], str]:
     """The rustc flags for the profile, and a sentence saying what was decided."""
-    if os.environ.get("TORRENTLAB_PGO", "1") == "0":
-        return [], "PGO off (TORRENTLAB_PGO=0)"
-    if not PROFILE.exists() or not META.exists():
-        return [], "PGO off: no pgo/torrentlab.profdata"
-    meta = _read_meta()
-    want = meta.get("llvm", "").split(".")[0]
-    have = _rustc_llvm_major()
-    if have != want:
-        return [], f"PGO off: the profile is for LLVM {want}, rustc uses LLVM {have}"
+    value = os.environ.get(ENV, "")
+    if not value:
+        return [], f"PGO off (plain release build; set {ENV} to a .profdata file to use one)"
+    profile = Path(value).expanduser().resolve()
+    if not profile.is_file():
+        raise ProfileError(
+            f"{ENV}={value}: no such file. Make a profile with `python3 bench/pgo.py --out FILE`, "
+            f"or unset {ENV} for a plain release build."
+        )
+    if any(c.isspace() for c in str(profile)):
+        # RUSTFLAGS is split at whitespace.
+        raise ProfileError(f"{ENV}={value}: the path must not contain whitespace (RUSTFLAGS is split at it)")
     # Functions changed since the profile was made are compiled without it;
     # LLVM says so per function unless told not to.
-    flags = [f"-Cprofile-use={PROFILE}", "-Cllvm-args=-no-pgo-warn-mismatch"]
-    why = f"PGO on: {PROFILE.relative_to(ROOT)} (LLVM {want})"
-    if meta.get("source") != source_digest():
-        why += "; the Rust sources changed since it was made (regenerate: python3 bench/pgo.py)"
-    return flags, why
+    flags = [f"-Cprofile-use={profile}", "-Cllvm-args=-no-pgo-warn-mismatch"]
+    return flags, f"PGO on: {profile} ({ENV})"
 
 
 def _with_pgo(hook):

@@ -1,5 +1,5 @@
 //! Runs a scenario (default: the benchmark dumbbell) without Python, for
-//! profilers: `cargo run --release -p torrentlab-sim --example bench [FILE] [--digest]`.
+//! profilers: `cargo run --release -p torrentlab-sim --features hugepages --example bench [FILE] [--digest]`.
 //!
 //! `--digest` also prints the SHA-256 of every output table (swarm or dumbbell;
 //! `Table::digest`, as in `tests/golden/digests.txt`) and one over all of them
