@@ -39,6 +39,7 @@ impl TransportKind {
 /// packet from memory the cache no longer holds): an endpoint starts a
 /// cache line, so what a packet reads of it is whole lines.
 #[repr(align(64))]
+#[allow(clippy::large_enum_variant)] // held inline on purpose: no allocation, no pointer to chase per packet
 pub(crate) enum Transport {
     Tcp(TcpConnection),
     Utp(UtpSocket),
