@@ -81,16 +81,9 @@ mod tests {
 
     const ONE_WAY: Duration = Duration(20_000_000);
 
-    /// Two hosts behind 1 Mbit/s uplinks, `ONE_WAY` apart; one connection
-    /// over `kind` from host 0 to host 1, carrying a 200-byte message every
-    /// 20 ms for 2 s.
-    fn run(kind: TransportKind) -> (Cbr, World) {
-        let up = LinkConfig { capacity_bps: Some(1_000_000), buffer: BufferLimit::Packets(100), delay: Duration::ZERO };
-        let host = HostConfig { uplink: up, downlink: LinkConfig::TRANSPARENT, ingress_loss: 0.0 };
-        let net = Network::new(1, &[host, host], Latency::Uniform(ONE_WAY));
-        let end = Time::ZERO + Duration::from_secs(5);
-        let mut f = crate::world::Fabric::new(net, Route::PerConnection, 2, Vec::new(), end);
-        let ep = match kind {
+    /// Endpoints of `kind` for a connection with id `id`.
+    fn endpoints(kind: TransportKind, id: u16) -> [Transport; 2] {
+        match kind {
             TransportKind::Tcp => {
                 let cfg = Arc::new(TcpConfig { handshake: true, nagle: false, ..TcpConfig::linux() });
                 [
@@ -101,12 +94,27 @@ mod tests {
             TransportKind::Utp => {
                 let cfg = UtpConfig { nagle: false, ..UtpConfig::default() };
                 [
-                    Transport::Utp(UtpSocket::connect(cfg.clone(), Time::ZERO, 5, 1, 0)),
-                    Transport::Utp(UtpSocket::accept(cfg, 5, 77, 0)),
+                    Transport::Utp(UtpSocket::connect(cfg.clone(), Time::ZERO, id, 1, 0)),
+                    Transport::Utp(UtpSocket::accept(cfg, id, 77, 0)),
                 ]
             }
-        };
-        let conn = f.open(Time::ZERO, [HostId(0), HostId(1)], [0, 0], ep);
+        }
+    }
+
+    /// Two hosts behind 1 Mbit/s uplinks, `ONE_WAY` apart.
+    fn fabric() -> crate::world::Fabric {
+        let up = LinkConfig { capacity_bps: Some(1_000_000), buffer: BufferLimit::Packets(100), delay: Duration::ZERO };
+        let host = HostConfig { uplink: up, downlink: LinkConfig::TRANSPARENT, ingress_loss: 0.0 };
+        let net = Network::new(1, &[host, host], Latency::Uniform(ONE_WAY));
+        crate::world::Fabric::new(net, Route::PerConnection, 4, Vec::new(), Time::ZERO + Duration::from_secs(5))
+    }
+
+    /// One connection over `kind` from host 0 to host 1, carrying a 200-byte
+    /// message every 20 ms for 2 s.
+    fn run(kind: TransportKind) -> (Cbr, World) {
+        let mut f = fabric();
+        let end = Time::ZERO + Duration::from_secs(5);
+        let conn = f.open(Time::ZERO, [HostId(0), HostId(1)], [0, 0], endpoints(kind, 5));
         let start = Time::ZERO + Duration::from_millis(500);
         let cbr = Cbr::new(
             0,
@@ -121,6 +129,37 @@ mod tests {
         let _ = w.run(Duration::from_secs(1), &mut progress_only(&mut |_| {}), None);
         let cbr = *w.take_app::<Cbr>(0);
         (cbr, w)
+    }
+
+    #[test]
+    fn two_hosts_can_hold_a_tcp_and_a_utp_connection_at_once_each_carrying_its_own_stream() {
+        let mut f = fabric();
+        let end = Time::ZERO + Duration::from_secs(5);
+        let start = Time::ZERO + Duration::from_millis(100);
+        let mut apps: Vec<Box<dyn crate::world::App>> = Vec::new();
+        for (id, kind) in TransportKind::ALL.into_iter().enumerate() {
+            let conn = f.open(Time::ZERO, [HostId(0), HostId(1)], [id as u32; 2], endpoints(kind, 9));
+            let every = Duration::from_millis(10 + 10 * id as u64);
+            apps.push(Box::new(Cbr::new(
+                id as u32,
+                &mut f,
+                Link::new(conn, 0),
+                300,
+                every,
+                start,
+                start + Duration::from_secs(2),
+            )));
+        }
+        let mut w = World::new(f, apps, end);
+        let _ = w.run(Duration::from_secs(1), &mut progress_only(&mut |_| {}), None);
+        for (id, kind) in TransportKind::ALL.into_iter().enumerate() {
+            assert_eq!(w.f.conns[id].ep[0].kind(), kind);
+            assert_eq!(w.f.conns[id].host, [0, 1], "the same pair of hosts");
+            let cbr = w.take_app::<Cbr>(id);
+            assert_eq!(cbr.sent.len(), [200, 100][id], "{kind:?}");
+            assert_eq!(cbr.received.len(), cbr.sent.len(), "{kind:?}: every message on its own connection");
+            assert_eq!(w.f.delivered(Link::new(id as u32, 1)), 300 * cbr.sent.len() as u64);
+        }
     }
 
     #[test]
