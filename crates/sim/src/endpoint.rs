@@ -163,6 +163,22 @@ mod tests {
     use torrentlab_transport::tcp::TcpConfig;
     use torrentlab_transport::utp::UtpConfig;
 
+    /// A dialler and an acceptor over each transport (the uTP acceptor's
+    /// clock offset from the dialler's, as between real hosts).
+    fn pairs() -> [(Transport, Transport); 2] {
+        let tcp = Arc::new(TcpConfig { handshake: true, ..TcpConfig::linux() });
+        [
+            (
+                Transport::Tcp(TcpConnection::connect(tcp.clone(), CcConfig::NewReno.build())),
+                Transport::Tcp(TcpConnection::listen(tcp, CcConfig::NewReno.build())),
+            ),
+            (
+                Transport::Utp(UtpSocket::connect(UtpConfig::default(), Time::ZERO, 7, 1, 0)),
+                Transport::Utp(UtpSocket::accept(UtpConfig::default(), 7, 900, 12_345)),
+            ),
+        ]
+    }
+
     fn run_pair(mut a: Transport, mut b: Transport, bytes: u64) -> (Transport, Transport) {
         a.write(bytes);
         let mut now = Time::ZERO;
@@ -193,18 +209,7 @@ mod tests {
 
     #[test]
     fn either_transport_carries_a_stream_through_the_same_interface() {
-        let tcp = Arc::new(TcpConfig { handshake: true, ..TcpConfig::linux() });
-        let pairs = [
-            (
-                Transport::Tcp(TcpConnection::connect(tcp.clone(), CcConfig::NewReno.build())),
-                Transport::Tcp(TcpConnection::listen(tcp, CcConfig::NewReno.build())),
-            ),
-            (
-                Transport::Utp(UtpSocket::connect(UtpConfig::default(), Time::ZERO, 7, 1, 0)),
-                Transport::Utp(UtpSocket::accept(UtpConfig::default(), 7, 900, 12_345)),
-            ),
-        ];
-        for (a, b) in pairs {
+        for (a, b) in pairs() {
             let kind = a.kind();
             assert!(!a.is_established() && !b.syn_received(), "{kind:?}: nothing exchanged yet");
             let (a, b) = run_pair(a, b, 200_000);
@@ -228,18 +233,7 @@ mod tests {
 
     #[test]
     fn an_abort_reaches_the_peer_on_either_transport() {
-        let tcp = Arc::new(TcpConfig { handshake: true, ..TcpConfig::linux() });
-        let pairs = [
-            (
-                Transport::Tcp(TcpConnection::connect(tcp.clone(), CcConfig::NewReno.build())),
-                Transport::Tcp(TcpConnection::listen(tcp, CcConfig::NewReno.build())),
-            ),
-            (
-                Transport::Utp(UtpSocket::connect(UtpConfig::default(), Time::ZERO, 7, 1, 0)),
-                Transport::Utp(UtpSocket::accept(UtpConfig::default(), 7, 900, 0)),
-            ),
-        ];
-        for (a, b) in pairs {
+        for (a, b) in pairs() {
             let (mut a, mut b) = run_pair(a, b, 10);
             a.abort();
             let now = Time::ZERO + torrentlab_engine::Duration::from_secs(10);

@@ -48,6 +48,13 @@ fn spilled(
     (all, n)
 }
 
+fn swarm(toml: &str) -> torrentlab_sim::SwarmScenario {
+    match torrentlab_sim::AnyScenario::from_toml_str(toml, "spill.toml") {
+        Ok(torrentlab_sim::AnyScenario::Swarm(sc)) => sc,
+        other => panic!("not a valid swarm: {other:?}"),
+    }
+}
+
 #[test]
 fn a_dumbbell_run_spilled_in_small_chunks_reassembles_into_the_tables_of_one_kept_in_memory() {
     let sc = common::shipped("rossi2010/b-ledbat-vs-ledbat.toml", Some(20));
@@ -62,7 +69,7 @@ fn a_dumbbell_run_spilled_in_small_chunks_reassembles_into_the_tables_of_one_kep
 
 #[test]
 fn a_swarm_run_spilled_in_small_chunks_reassembles_into_the_tables_of_one_kept_in_memory() {
-    let sc = match torrentlab_sim::AnyScenario::from_toml_str(
+    let sc = swarm(
         r#"
         [run]
         seed = 5
@@ -82,11 +89,7 @@ fn a_swarm_run_spilled_in_small_chunks_reassembles_into_the_tables_of_one_kept_i
         count = 8
         upload_limit = "20 kB/s"
         "#,
-        "spill.toml",
-    ) {
-        Ok(torrentlab_sim::AnyScenario::Swarm(sc)) => sc,
-        other => panic!("not a valid swarm: {other:?}"),
-    };
+    );
     let whole: BTreeMap<_, _> = torrentlab_sim::run_swarm(&sc, &mut |_| {}).tables.into_iter().collect();
     assert!(whole["sends"].rows() > 500 && whole["chokes"].rows() > 50);
     let (parts, chunks) = spilled(100, |sp| {
@@ -98,7 +101,7 @@ fn a_swarm_run_spilled_in_small_chunks_reassembles_into_the_tables_of_one_kept_i
 
 #[test]
 fn a_swarm_whose_uplinks_are_logged_spills_the_uplink_log_in_chunks_that_reassemble_into_the_whole() {
-    let sc = match torrentlab_sim::AnyScenario::from_toml_str(
+    let sc = swarm(
         r#"
         [run]
         seed = 4
@@ -120,11 +123,7 @@ fn a_swarm_whose_uplinks_are_logged_spills_the_uplink_log_in_chunks_that_reassem
         count = 5
         upload_limit = "20 kB/s"
         "#,
-        "spill.toml",
-    ) {
-        Ok(torrentlab_sim::AnyScenario::Swarm(sc)) => sc,
-        other => panic!("not a valid swarm: {other:?}"),
-    };
+    );
     let whole: BTreeMap<_, _> = torrentlab_sim::run_swarm(&sc, &mut |_| {}).tables.into_iter().collect();
     assert!(whole["uplink_queue"].rows() > 1000);
     let (parts, chunks) = spilled(50, |sp| {
