@@ -54,7 +54,13 @@ def test_a_rate_limited_upload_keeps_the_initial_window():
 def test_the_kernel_keeps_the_initial_window_of_a_trickling_sender_as_torrentlab_does(cc):
     if not _kernel_has(cc):
         pytest.skip(f"this kernel cannot run {cc} on a test socket, or `ss` is missing")
-    limited, burst = _linux_cwnd().run(cc)
+    # On a loaded machine a loopback burst can end before it ever fills the
+    # window (the receiver keeps up), and then the kernel rightly keeps it:
+    # try the burst a few times for one that fills it.
+    for _ in range(3):
+        limited, burst = _linux_cwnd().run(cc)
+        if burst > limited:
+            break
     ours = {int(c) // MSS for c in torrentlab_windows()}
     assert ours == {limited}, f"the kernel: {limited} packets; torrentlab: {sorted(ours)}"
     assert burst > limited, "a write that fills the window grows it, in the kernel too"
