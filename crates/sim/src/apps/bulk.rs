@@ -94,7 +94,7 @@ impl App for Bulk {
                 let fl = &mut self.flows[i];
                 fl.started = true;
                 let sender = Link::new(fl.conn, 0);
-                f.write(sender, fl.size.unwrap_or(u64::MAX / 4));
+                f.write_all(sender, fl.size.unwrap_or(u64::MAX / 4));
                 if fl.size.is_some() {
                     f.finish(sender); // the transfer ends after these bytes
                 }

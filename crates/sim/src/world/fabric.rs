@@ -93,7 +93,7 @@ impl Fabric {
     pub fn connect(&mut self, now: Time, hosts: [HostId; 2], owners: [u32; 2], ep: [Transport; 2], slot: u32) -> Link {
         let id = self.open(now, hosts, owners, ep);
         self.conns[id as usize].slot[0] = slot;
-        self.dirty.push((id, 0));
+        self.mark(id, 0);
         Link::new(id, 0)
     }
 
@@ -124,8 +124,30 @@ impl Fabric {
         if !flushed {
             c.blocked[s] = true;
         }
-        self.dirty.push((ci as u32, s as u8));
+        self.mark(ci as u32, s);
         flushed
+    }
+
+    /// Writes `bytes` more to `link`'s stream without asking to hear when
+    /// its socket drains: for a sender that writes everything at once (a
+    /// bulk transfer), whose socket would otherwise be checked on every ACK.
+    pub fn write_all(&mut self, link: Link, bytes: u64) {
+        let (ci, s) = (link.conn(), link.side());
+        let c = &mut self.conns[ci];
+        c.ep[s].write(bytes);
+        c.written[s] += bytes;
+        self.mark(ci as u32, s);
+    }
+
+    /// Notes that end (conn, side) has something new to send. A run of
+    /// marks of one end (a client writing several messages to it) drives
+    /// it once.
+    #[inline]
+    fn mark(&mut self, conn: u32, side: usize) {
+        let end = (conn, side as u8);
+        if self.dirty.last() != Some(&end) {
+            self.dirty.push(end);
+        }
     }
 
     /// Whether `link`'s socket can take more (see [`Transport::flushed`]).
@@ -137,7 +159,7 @@ impl Fabric {
     /// Ends `link`'s stream after what was written (a FIN).
     pub fn finish(&mut self, link: Link) {
         self.conns[link.conn()].ep[link.side()].close();
-        self.dirty.push((link.conn() as u32, link.side() as u8));
+        self.mark(link.conn() as u32, link.side());
     }
 
     /// Writes nothing more beyond what has been sent (nothing is sent now).
@@ -153,7 +175,7 @@ impl Fabric {
         c.closed[s].get_or_insert(now);
         if c.ep[s].is_alive() {
             c.ep[s].abort();
-            self.dirty.push((ci as u32, s as u8));
+            self.mark(ci as u32, s);
         }
     }
 
