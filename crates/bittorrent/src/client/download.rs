@@ -304,11 +304,22 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         // slot at once) kept in a mask, rebuilt after each refill, the only
         // step that takes blocks off the pieces. Nothing here changes who
         // unchokes us.
+        // Each slot's room first, in a loop of its own: a slot's room
+        // depends on its own connection only, which no other slot's refill
+        // changes, and the connections' states, one per slot and far apart
+        // in memory, are then read independently of each other instead of
+        // one at a time between refills.
+        let mut backlogs = std::mem::take(&mut self.backlogs);
+        backlogs.clear();
+        backlogs.extend(slots.iter().map(|&s| self.room(now, s).map_or(0, |b| b as u32)));
         let mut offered = std::mem::take(&mut self.offered);
         self.offering(&lost, &mut offered);
-        for &s in &slots {
+        for (&s, &backlog) in slots.iter().zip(&backlogs) {
             debug_assert!(self.unchoking.contains(s), "a send does not change who unchokes us");
-            let Some(backlog) = self.room(now, s) else { continue };
+            if backlog == 0 {
+                continue;
+            }
+            let backlog = backlog as usize;
             let in_mask = |c: &Self, pieces: &[u32]| {
                 let yes = offered.contains(s);
                 debug_assert_eq!(yes, c.first_offered(s, pieces).is_some(), "the mask is first_offered's answer");
@@ -330,6 +341,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             }
         });
         self.offered = offered;
+        self.backlogs = backlogs;
         self.slots = slots;
         self.lost = lost;
     }

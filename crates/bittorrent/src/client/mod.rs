@@ -165,6 +165,8 @@ pub struct Client<P = PiecePicker, C = MainlineChoker, L = RateLimiter> {
     recheck: Vec<u32>,
     /// Connection slots, reused by `let_go`.
     slots: Vec<u32>,
+    /// `let_go` scratch: each of `slots`' backlog if it has room (else 0).
+    backlogs: Vec<u32>,
     /// `let_go` scratch: the slots whose remote has a lost piece with blocks
     /// to request.
     offered: SlotSet,
@@ -228,6 +230,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             lost_interests: Vec::new(),
             recheck: Vec::new(),
             slots: Vec::new(),
+            backlogs: Vec::new(),
             offered: SlotSet::default(),
             views: Vec::new(),
             decisions: Vec::new(),
@@ -262,6 +265,11 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     /// Open connections (any stage).
     pub fn connections(&self) -> impl Iterator<Item = (u32, &PeerConn)> {
         self.conns.iter().enumerate().filter_map(|(i, c)| c.as_ref().map(|c| (i as u32, c)))
+    }
+
+    /// The connection table, indexed by slot (`None`: a free slot).
+    pub fn slots(&self) -> &[Option<PeerConn>] {
+        &self.conns
     }
 
     pub fn connection(&self, slot: u32) -> Option<&PeerConn> {

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use torrentlab_bittorrent::client::{Client, Frame, Io, Note};
 use torrentlab_bittorrent::tracker::{AnnounceEvent, Tracker};
-use torrentlab_engine::{Duration, EntityRng, OptTime, Time};
+use torrentlab_engine::{prefetch, Duration, EntityRng, OptTime, Time};
 use torrentlab_net::HostId;
 use torrentlab_transport::cc::CcConfig;
 use torrentlab_transport::tcp::{TcpConfig, TcpConnection};
@@ -342,6 +342,19 @@ impl App for Swarm {
             let Some(frame) = self.frames[ci].take_frame(1 - s, f.delivered(link)) else { break };
             f.set_read_mark(link, self.frames[ci].next_end[1 - s]);
             self.with_client(now, f, peer, |c, io| c.on_frame(now, slot, frame, io));
+        }
+    }
+
+    /// The connection's frames and the client's state of the connection.
+    fn prefetch_reader(&self, f: &Fabric, link: Link, slot: u32) {
+        if let Some(frames) = self.frames.get(link.conn()) {
+            prefetch::prefetch(frames);
+        }
+        let peer = f.conns[link.conn()].host[link.side()];
+        // The slot's place, not its contents: reading whether it is taken
+        // would wait for the very line asked for.
+        if let Some(pc) = self.peers.get(peer as usize).and_then(|p| p.client.slots().get(slot as usize)) {
+            prefetch::prefetch(pc);
         }
     }
 

@@ -65,6 +65,11 @@ pub(crate) trait App {
     /// ([`Fabric::set_read_mark`]).
     fn readable(&mut self, _now: Time, _f: &mut Fabric, _link: Link, _slot: u32) {}
 
+    /// A hint, given a few packets before a `readable` call for `link` is
+    /// expected: start loading what that call will read (prefetches, no
+    /// change of state). Results never depend on it.
+    fn prefetch_reader(&self, _f: &Fabric, _link: Link, _slot: u32) {}
+
     /// `link`'s socket, full when last written to, can take more.
     fn writable(&mut self, _now: Time, _f: &mut Fabric, _link: Link, _slot: u32) {}
 

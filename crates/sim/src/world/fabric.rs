@@ -118,6 +118,7 @@ impl Fabric {
     pub fn write(&mut self, link: Link, bytes: u64) -> bool {
         let (ci, s) = (link.conn(), link.side());
         let c = &mut self.conns[ci];
+        super::hints::hint_endpoint(&c.ep[s]);
         c.ep[s].write(bytes);
         c.written[s] += bytes;
         let flushed = c.ep[s].flushed();
@@ -134,6 +135,7 @@ impl Fabric {
     pub fn write_all(&mut self, link: Link, bytes: u64) {
         let (ci, s) = (link.conn(), link.side());
         let c = &mut self.conns[ci];
+        super::hints::hint_endpoint(&c.ep[s]);
         c.ep[s].write(bytes);
         c.written[s] += bytes;
         self.mark(ci as u32, s);

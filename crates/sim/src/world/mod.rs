@@ -150,6 +150,7 @@ impl World {
             }
             match ev {
                 Ev::PathLane { lane } => {
+                    self.hint_reader(lane as usize);
                     if let Some((conn, side)) = self.f.path_lane(now, lane) {
                         self.after_packet(now, conn, side);
                     }
@@ -165,7 +166,9 @@ impl World {
                         Firing::Stale => {}
                         Firing::Moved(t) => self.f.q.schedule(t, Ev::EpTimer { conn, side, tag }),
                         Firing::Due => {
-                            self.f.conns[conn as usize].ep[side as usize].handle_timeout(now);
+                            let ep = &mut self.f.conns[conn as usize].ep[side as usize];
+                            hints::hint_endpoint(ep);
+                            ep.handle_timeout(now);
                             self.after_packet(now, conn, side as usize);
                         }
                     }

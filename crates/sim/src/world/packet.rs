@@ -175,6 +175,11 @@ impl InFlight {
 
     /// Its SACK blocks wait in the side queue of its lane.
     #[inline]
+    pub fn is_utp(&self) -> bool {
+        self.opts & UTP != 0
+    }
+
+    #[inline]
     pub fn has_sack(&self) -> bool {
         self.opts & SACK != 0
     }
