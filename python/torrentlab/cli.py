@@ -158,7 +158,7 @@ def _cmd_sweep(args) -> int:
         swarm = "peers" in runs.columns and "mean_download_time_s" in runs.columns
         write_frame(runs, tmp / "runs.parquet")
         write_frame(second, tmp / ("peers.parquet" if swarm else "flows.parquet"))
-    params = list(sweep.grid)
+    params = sweep.params()
     if swarm:
         t = Table(title=f"{name}: {len(jobs)} runs (over seeds)")
         for c in params + ["runs", "mean download s", "min s", "max s", "completed"]:

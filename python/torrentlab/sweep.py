@@ -16,8 +16,23 @@ the GIL), with a progress bar.
 
 Fields that vary together are joined with ``+`` in one key, each value a list
 with one entry per field (``"peers.0.upload_limit+peers.1.upload_limit" =
-[["50 kB/s", "20 kB/s"], ...]``). A ``[quick]`` table of dotted fields is
-applied to every run of ``--quick`` (a smaller swarm, a shorter file).
+[["50 kB/s", "20 kB/s"], ...]``), or listed in a ``[zip]`` table, whose lists
+all have the same length and whose i-th values go together (one axis of the
+product, beside the grid's)::
+
+    [zip]
+    "network.rtt" = ["20 ms", "100 ms", "400 ms"]
+    "peers.0.upload_limit" = ["20 kB/s", "50 kB/s", "100 kB/s"]
+
+Points that no product describes are listed one by one as ``[[points]]``
+tables, each setting the same dotted fields (one more axis)::
+
+    [[points]]
+    "network.rtt" = "20 ms"
+    "peers.0.count" = 50
+
+A ``[quick]`` table of dotted fields is applied to every run of ``--quick``
+(a smaller swarm, a shorter file).
 """
 
 from __future__ import annotations
@@ -29,7 +44,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sized
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -121,14 +136,19 @@ class Sweep:
     runs: int
     quick_runs: int
     quick: dict[str, Any] | None = None
+    #: Lists of equal length whose i-th values form one point of their axis.
+    zipped: dict[str, list[Any]] = field(default_factory=dict)
+    #: Explicit points, each setting the same dotted fields.
+    points_list: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str]) -> Sweep:
         p = Path(path)
         doc = load_toml(p)
-        unknown = set(doc) - {"base", "runs", "quick_runs", "grid", "quick"}
+        unknown = set(doc) - {"base", "runs", "quick_runs", "grid", "zip", "points", "quick"}
         if unknown:
-            raise _err(p, sorted(unknown)[0], "unknown field; allowed: base, runs, quick_runs, grid, quick")
+            raise _err(p, sorted(unknown)[0],
+                       "unknown field; allowed: base, runs, quick_runs, grid, zip, points, quick")
         if "base" not in doc:
             raise _err(p, "base", "missing: the scenario file the sweep varies")
         if not isinstance(doc["base"], str) or not doc["base"].strip():
@@ -147,15 +167,23 @@ class Sweep:
             fields = k.split("+")
             if len(fields) > 1 and not all(isinstance(x, list) and len(x) == len(fields) for x in v):
                 raise _err(p, f"grid.{k}", f"joins {len(fields)} fields: every value must be a list of {len(fields)}")
+        zipped = _zip_table(p, doc.get("zip", {}))
+        points = _points_list(p, doc.get("points", []))
+        varied = [k for part in (grid, zipped, points[0] if points else {}) for k in part]
+        twice = sorted({k for k in varied if varied.count(k) > 1})
+        if twice:
+            raise _err(p, twice[0], "is varied twice (in more than one of grid, zip and points); vary it in one")
         try:
             base = load_toml(p.parent / doc["base"])
         except ScenarioError as e:
             raise _err(p, "base", str(e)) from None
-        for k in grid:
+        tried = [(f"grid.{k}", k, v[0]) for k, v in grid.items()] + [(f"zip.{k}", k, v[0]) for k, v in zipped.items()]
+        tried += [(f"points[{i}].{k}", k, v) for i, pt in enumerate(points) for k, v in pt.items()]
+        for where, k, v in tried:
             try:
-                _apply(copy.deepcopy(base), k, grid[k][0])
+                _apply(copy.deepcopy(base), k, v)
             except (KeyError, IndexError, ValueError, TypeError):
-                raise _err(p, f"grid.{k}", "does not name a field of the base scenario") from None
+                raise _err(p, where, "does not name a field of the base scenario") from None
         quick = doc.get("quick")
         if quick is not None:
             if not isinstance(quick, dict):
@@ -165,16 +193,33 @@ class Sweep:
                     set_dotted(copy.deepcopy(base), k, v)
                 except (KeyError, IndexError, ValueError, TypeError):
                     raise _err(p, f"quick.{k}", "does not name a field of the base scenario") from None
-        sweep = cls(base=base, grid=grid, runs=runs, quick_runs=quick_runs, quick=quick)
+        sweep = cls(base=base, grid=grid, runs=runs, quick_runs=quick_runs, quick=quick, zipped=zipped,
+                    points_list=points)
         for key, n in (("runs", sweep.count()), ("quick_runs", sweep.count(quick=True))):
             if n > MAX_RUNS:
                 raise _err(p, key, f"the sweep has {sweep.points():,} grid points x {n // sweep.points():,} seeds = "
                            f"{n:,} runs; at most {MAX_RUNS:,} are allowed (split the campaign)")
         return sweep
 
+    def axes(self) -> list[list[tuple[tuple[str, Any], ...]]]:
+        """The sweep's axes, each a list of its settings (each a tuple of
+        (key, value) pairs): one per grid key, one for ``[zip]``, one for
+        ``[[points]]``. The sweep's points are their product."""
+        axes = [[((k, v),) for v in vals] for k, vals in self.grid.items()]
+        if self.zipped:
+            n = len(next(iter(self.zipped.values())))
+            axes.append([tuple((k, vals[i]) for k, vals in self.zipped.items()) for i in range(n)])
+        if self.points_list:
+            axes.append([tuple(pt.items()) for pt in self.points_list])
+        return axes
+
+    def params(self) -> list[str]:
+        """The names of the swept parameters, in the order of their columns."""
+        return list(self.grid) + list(self.zipped) + list(self.points_list[0] if self.points_list else [])
+
     def points(self) -> int:
-        """The number of grid points (combinations of grid values)."""
-        return math.prod(len(v) for v in self.grid.values())
+        """The number of points (combinations of the axes' settings)."""
+        return math.prod(len(a) for a in self.axes())
 
     def count(self, quick: bool = False) -> int:
         """The number of runs: grid points x seeds."""
@@ -187,15 +232,15 @@ class Sweep:
 
     def point_docs(self, quick: bool = False) -> Iterator[tuple[tuple[tuple[str, Any], ...], dict[str, Any]]]:
         """Each grid point's parameters and scenario document, lazily."""
-        keys = list(self.grid)
-        for values in itertools.product(*(self.grid[k] for k in keys)):
+        for settings in itertools.product(*self.axes()):
+            params = tuple(kv for setting in settings for kv in setting)
             doc = copy.deepcopy(self.base)
             if quick:
                 for k, v in (self.quick or {}).items():
                     set_dotted(doc, k, v)
-            for k, v in zip(keys, values, strict=True):
+            for k, v in params:
                 _apply(doc, k, v)
-            yield tuple(zip(keys, values, strict=True)), doc
+            yield params, doc
 
 
     def check(self, path: str | os.PathLike[str], quick: bool = False, *, memory: bool = False,
@@ -217,6 +262,35 @@ class Sweep:
                 where = [f"grid point {', '.join(f'{k} = {label(v)}' for k, v in params)}"] if params else []
                 where += ["with the [quick] overrides"] if quick else []
                 raise error(os.fspath(path), e.field, f"{e.detail} ({'; '.join(where) or 'base'})") from None
+
+
+def _zip_table(p: Path, z: Any) -> dict[str, list[Any]]:
+    """A sweep's ``[zip]`` table, checked: non-empty lists, all of one length."""
+    if not isinstance(z, dict):
+        raise _err(p, "zip", "must be a table of dotted fields and their lists of values (all of one length)")
+    n = None
+    for k, v in z.items():
+        if not isinstance(v, list) or not v:
+            raise _err(p, f"zip.{k}", "must be a non-empty list of values")
+        if n is not None and len(v) != n:
+            first = next(iter(z))
+            raise _err(p, f"zip.{k}", f"has {len(v)} values where zip.{first} has {n}; zipped lists have one length")
+        n = len(v)
+    return z
+
+
+def _points_list(p: Path, pts: Any) -> list[dict[str, Any]]:
+    """A sweep's ``[[points]]``, checked: tables that set the same fields."""
+    if not isinstance(pts, list) or not all(isinstance(x, dict) for x in pts):
+        raise _err(p, "points", "must be a list of tables ([[points]]) of dotted fields and values")
+    for i, pt in enumerate(pts):
+        if not pt:
+            raise _err(p, f"points[{i}]", "sets no field; each point sets the fields it varies")
+        if set(pt) != set(pts[0]):
+            fields = ", ".join(sorted(pts[0]))
+            raise _err(p, f"points[{i}]", f"sets {', '.join(sorted(pt))}; every point sets the same fields as "
+                       f"the first ({fields})")
+    return [{k: pt[k] for k in pts[0]} for pt in pts]
 
 
 class Jobs:
