@@ -10,7 +10,7 @@ experiment maps to its study.
 
 from torrentlab._core import CancelToken, __version__
 from torrentlab.api import RunResult, run, validate
-from torrentlab.exceptions import Cancelled, OutputError, ScenarioError, SimulationError, TorrentlabError
+from torrentlab.exceptions import Cancelled, OutputError, QueryError, ScenarioError, SimulationError, TorrentlabError
 
 __all__ = [
     "__version__",
@@ -21,6 +21,25 @@ __all__ = [
     "TorrentlabError",
     "ScenarioError",
     "OutputError",
+    "QueryError",
+    "load",
+    "query",
     "Cancelled",
     "SimulationError",
 ]
+
+
+def load(result, table=None):
+    """One table of a result directory as a DataFrame, or every table by name
+    (see :func:`torrentlab.store.load`)."""
+    from torrentlab.store import load as _load
+
+    return _load(result, table)
+
+
+def query(result, sql):
+    """SQL (DuckDB) over a result directory's tables, as a DataFrame (see
+    :func:`torrentlab.store.query`)."""
+    from torrentlab.store import query as _query
+
+    return _query(result, sql)

@@ -65,7 +65,9 @@ def _arrow(columns: list) -> pa.Table:
     arrays, names = [], []
     for name, kind, data in columns:
         if kind == "f64":
-            arrays.append(pa.array(np.frombuffer(data, dtype="<f8")))
+            # A missing value (NaN in the engine's tables) is null in Arrow and
+            # Parquet, so SQL sees NULL; pandas reads it back as NaN.
+            arrays.append(pa.array(np.frombuffer(data, dtype="<f8"), from_pandas=True))
         elif kind == "i64":
             arrays.append(pa.array(np.frombuffer(data, dtype="<i8")))
         else:

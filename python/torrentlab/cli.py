@@ -5,6 +5,7 @@
     torrentlab reproduce EXPERIMENT [--quick] [-o DIR] [-j N]
     torrentlab sweep FILE [--quick] [-o DIR] [-j N]
     torrentlab bench [--scenario FILE] [--repeat N] [--json]
+    torrentlab query DIR SQL [--csv]        SQL over a result's tables (DuckDB)
 
 Exit codes: 0 success, 2 invalid input (scenario or arguments), 1 internal error.
 """
@@ -27,7 +28,7 @@ from rich.markup import escape
 from rich.table import Table
 
 import torrentlab
-from torrentlab.exceptions import OutputError, ScenarioError, TorrentlabError
+from torrentlab.exceptions import OutputError, QueryError, ScenarioError, TorrentlabError
 from torrentlab.experiments import EXPERIMENTS, scenario_dir
 
 # Tables stay readable when the output is a pipe or a file (rich assumes 80 columns).
@@ -184,6 +185,26 @@ def _cmd_sweep(args) -> int:
                   f"{g.first_done.mean():.1f}")
     out.print(t)
     out.print(f"wrote {dest}/ (runs.parquet, flows.parquet)")
+    return 0
+
+
+def _cmd_query(args) -> int:
+    """Prints the answer to an SQL query over a result's tables: a table on a
+    terminal (the first rows, with the count), CSV with --csv."""
+    from torrentlab.store import query
+
+    df = query(args.dir, args.sql)
+    if args.csv:
+        sys.stdout.write(df.to_csv(index=False))
+        return 0
+    t = Table()
+    for c in df.columns:
+        t.add_column(escape(str(c)))
+    for row in df.head(args.limit).itertuples(index=False):
+        t.add_row(*(escape(f"{v:.6g}" if isinstance(v, float) else str(v)) for v in row))
+    out.print(t)
+    shown = f" (the first {args.limit} shown; --csv prints every row)" if len(df) > args.limit else ""
+    out.print(f"{len(df)} row{'s' * (len(df) != 1)}{shown}", highlight=False)
     return 0
 
 
@@ -373,6 +394,16 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--warmup", type=_whole(0), default=1, help="untimed runs first, 0 or more (default 1)")
     b.add_argument("--json", action="store_true", help="print one JSON object")
     b.set_defaults(func=_cmd_bench)
+
+    q = sub.add_parser("query", help="SQL over a result directory's tables (DuckDB)",
+                       description="Run an SQL query (DuckDB's dialect) over the Parquet tables of a result "
+                                   "directory, each a view named after its file (runs, peers, summary, ...). "
+                                   "Swept parameters are columns; quote dotted names: \"network.rtt\".")
+    q.add_argument("dir", metavar="DIR", type=dir_arg)
+    q.add_argument("sql", metavar="SQL", type=_text("an SQL query"))
+    q.add_argument("--csv", action="store_true", help="print every row as CSV instead of a table")
+    q.add_argument("--limit", type=_whole(1), default=50, help="rows shown in the table (default 50)")
+    q.set_defaults(func=_cmd_query)
     return p
 
 
@@ -390,7 +421,7 @@ def main(argv: list[str] | None = None) -> int:
         signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         return args.func(args)
-    except (ScenarioError, OutputError) as e:
+    except (ScenarioError, OutputError, QueryError) as e:
         err.print(f"[red]error[/]: {escape(str(e))}", highlight=False, soft_wrap=True)
         return 2
     except _Terminated:

@@ -9,6 +9,9 @@ Every error torrentlab raises is a :class:`TorrentlabError`:
   (a directory torrentlab did not write, a read-only file system, another
   run writing there). Raised before anything runs. ``str(err)`` reads
   ``PATH: what is wrong``.
+- :class:`QueryError`: a result cannot be read (not a torrentlab result, no
+  such table) or a query over it fails. ``str(err)`` reads ``PATH: what is
+  wrong``.
 - :class:`Cancelled`: a run stopped through its :class:`CancelToken`.
 - :class:`SimulationError`: the engine failed on a valid scenario (a bug; please
   report it with the scenario).
@@ -30,4 +33,13 @@ class OutputError(TorrentlabError):
         super().__init__(f"{self.path}: {detail}")
 
 
-__all__ = ["TorrentlabError", "ScenarioError", "OutputError", "Cancelled", "SimulationError"]
+class QueryError(TorrentlabError):
+    """A result at ``path`` cannot be read or queried; ``detail`` says why."""
+
+    def __init__(self, path: str | os.PathLike[str], detail: str) -> None:
+        self.path = os.fspath(path)
+        self.detail = detail
+        super().__init__(f"{self.path}: {detail}")
+
+
+__all__ = ["TorrentlabError", "ScenarioError", "OutputError", "QueryError", "Cancelled", "SimulationError"]
