@@ -137,10 +137,10 @@ def _cmd_reproduce(args) -> int:
 
 
 def _cmd_sweep(args) -> int:
-    import pandas as pd
 
-    from torrentlab.output import atomic_dir, write_frame
-    from torrentlab.sweep import Sweep, run_jobs, tables_with_params
+    from torrentlab.campaign import campaign_dir, collect, run_campaign
+    from torrentlab.output import publish, write_frame
+    from torrentlab.sweep import Sweep
 
     sweep = Sweep.from_file(args.file)
     workers = args.jobs or os.cpu_count() or 1
@@ -150,15 +150,22 @@ def _cmd_sweep(args) -> int:
     jobs = sweep.jobs(quick=args.quick)
     name = Path(args.file).name.removesuffix(".toml").removesuffix(".sweep")
     dest = Path(args.output) if args.output else Path("results") / name
-    with atomic_dir(dest, force=args.force, kind="sweep", sweep=str(args.file), quick=args.quick,
-                    runs=len(jobs)) as tmp:
-        results = run_jobs(jobs, workers=workers, describe=name, keep=tables_with_params,
-                           show_progress=not args.quiet)
-        runs = pd.concat([r[0] for r in results], ignore_index=True)
-        second = pd.concat([r[1] for r in results], ignore_index=True)
-        swarm = "peers" in runs.columns and "mean_download_time_s" in runs.columns
-        write_frame(runs, tmp / "runs.parquet")
-        write_frame(second, tmp / ("peers.parquet" if swarm else "flows.parquet"))
+    # A campaign: each run is kept as it finishes; a sweep stopped at any
+    # moment and run again into the same place runs only what is missing.
+    campaign = name + (" --quick" if args.quick else "")
+    with campaign_dir(dest, campaign, force=args.force, mix_versions=args.mix_versions) as (tmp, replace):
+        failed = run_campaign(jobs, tmp, workers=workers, describe=name, show_progress=not args.quiet)
+        runs, second, second_name = collect(tmp, jobs)
+        swarm = second_name == "peers"
+        if len(runs):
+            write_frame(runs, tmp / "runs.parquet")
+            write_frame(second, tmp / f"{second_name}.parquet")
+        publish(tmp, dest, force=replace, kind="sweep", sweep=str(args.file), quick=args.quick, runs=len(jobs),
+                failed=len(failed))
+    for key in failed:
+        err.print(f"[red]failed[/]: run {key}: see {dest}/failed/{key}.json", highlight=False)
+    if not len(runs):
+        return 1
     params = sweep.params()
     if swarm:
         t = Table(title=f"{name}: {len(jobs)} runs (over seeds)")
@@ -379,13 +386,17 @@ def parser() -> argparse.ArgumentParser:
         c.add_argument("-q", "--quiet", action="store_true")
         _output_safety(c)
         c.set_defaults(func=func)
+        return c
 
     many_runs("reproduce", "run a published experiment and draw its figures",
               ("experiment", "EXPERIMENT", {"choices": sorted(EXPERIMENTS), "help": "one of the experiments below"}),
               "fewer runs, for a first look and for tests", "experiment", _cmd_reproduce,
               epilog=_experiments_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
-    many_runs("sweep", "run a sweep file (a base scenario x a grid x seeds) on all cores",
-              ("file", "FILE", {"type": file_arg}), "use the sweep's quick_runs seeds", "sweep name", _cmd_sweep)
+    sw = many_runs("sweep", "run a sweep file (a base scenario x a grid x seeds) on all cores; run again into "
+                            "the same place, it runs only what is missing",
+                   ("file", "FILE", {"type": file_arg}), "use the sweep's quick_runs seeds", "sweep name", _cmd_sweep)
+    sw.add_argument("--mix-versions", action="store_true",
+                    help="add runs of this torrentlab version to a campaign that holds another version's")
 
     b = sub.add_parser("bench", help="time the engine on one scenario (default: the benchmark dumbbell; one core)")
     b.add_argument("--scenario", metavar="FILE", type=file_arg)

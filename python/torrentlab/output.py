@@ -31,7 +31,7 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -144,10 +144,11 @@ def check_output(out_dir: str | os.PathLike[str], *, force: bool = False) -> Pat
     return out
 
 
-def _claim(partial: Path) -> int:
+def _claim(partial: Path, adopt: Callable[[Path], bool] | None = None) -> int:
     """Creates `partial` and locks it; returns the lock's file descriptor.
-    Removes a partial directory left by a writer that died; refuses one whose
-    writer lives."""
+    A partial directory left by a writer that died is removed, or, when
+    `adopt` says yes to it, kept and locked for this writer (a campaign's
+    finished runs); one whose writer lives is refused."""
     try:
         partial.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -156,7 +157,9 @@ def _claim(partial: Path) -> int:
         try:
             partial.mkdir()
         except FileExistsError:
-            _remove_stale(partial)
+            fd = _remove_stale(partial, adopt)
+            if fd is not None:
+                return fd
             continue
         except OSError as e:
             raise OutputError(partial.parent / partial.name[1:].removesuffix(".partial"), _why(e)) from None
@@ -178,8 +181,10 @@ def _busy(partial: Path) -> OutputError:
         out, "another torrentlab process is writing this result now; wait for it or use another directory")
 
 
-def _remove_stale(partial: Path) -> None:
-    """Removes `partial` if its writer is gone; raises `_busy` if it lives."""
+def _remove_stale(partial: Path, adopt: Callable[[Path], bool] | None = None) -> int | None:
+    """Removes `partial` if its writer is gone, or, if `adopt` says yes to
+    it, keeps it and returns its lock, now held; raises `_busy` if its writer
+    lives."""
     try:
         fd = os.open(partial / _LOCK, os.O_RDWR)
     except FileNotFoundError:
@@ -191,16 +196,20 @@ def _remove_stale(partial: Path) -> None:
         if age < _YOUNG_S:
             raise _busy(partial) from None
         shutil.rmtree(partial, ignore_errors=True)
-        return
+        return None
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise _busy(partial) from None
-        # Its writer is gone: the directory is ours to remove.
-        shutil.rmtree(partial, ignore_errors=True)
-    finally:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
         os.close(fd)
+        raise _busy(partial) from None
+    # Its writer is gone: the directory is ours to take over or remove.
+    if adopt is not None and adopt(partial):
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        return fd
+    shutil.rmtree(partial, ignore_errors=True)
+    os.close(fd)
+    return None
 
 
 def write_manifest(directory: Path, **fields: Any) -> None:
@@ -230,22 +239,28 @@ def atomic_dir(out_dir: str | os.PathLike[str], *, force: bool = False, **manife
     fd = _claim(partial)
     try:
         yield partial
-        write_manifest(partial, **manifest)
-        # Checked again: the place may have changed while we ran.
-        check_output(out, force=force)
-        os.unlink(partial / _LOCK)  # the lock stays held through fd until the rename is done
-        old = None
-        if out.exists():
-            old = out.parent / f".{out.name}.old-{os.getpid()}"
-            os.replace(out, old)
-        os.replace(partial, out)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+        publish(partial, out, force=force, **manifest)
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
         raise
     finally:
         os.close(fd)
+
+
+def publish(partial: Path, out: Path, *, force: bool, **manifest: Any) -> None:
+    """Adds the manifest to the locked `partial` and renames it into place as
+    `out` (an older result there is moved aside, then removed)."""
+    write_manifest(partial, **manifest)
+    # Checked again: the place may have changed while we ran.
+    check_output(out, force=force)
+    os.unlink(partial / _LOCK)  # the lock stays held through its descriptor until the rename is done
+    old = None
+    if out.exists():
+        old = out.parent / f".{out.name}.old-{os.getpid()}"
+        os.replace(out, old)
+    os.replace(partial, out)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def write_frame(df: pd.DataFrame, path: str | os.PathLike[str]) -> None:

@@ -330,6 +330,7 @@ def run_jobs(
     describe: str = "runs",
     keep: Callable[[Job, RunResult], Any] | None = None,
     show_progress: bool = True,
+    tolerate: tuple[type[BaseException], ...] = (),
 ) -> list[Any]:
     """Runs every job on a thread pool (``workers`` defaults to every core) and
     returns ``keep(job, result)`` for each, in job order (default: the result).
@@ -337,7 +338,9 @@ def run_jobs(
     Jobs are taken from ``jobs`` as workers free up (at most two per worker
     waiting), so a lazy sequence stays lazy. On any error or interrupt
     (Ctrl-C), the runs in progress are cancelled, the queued ones dropped, and
-    the exception comes out within a fraction of a second."""
+    the exception comes out within a fraction of a second. A run that raises
+    one of `tolerate` is handed to ``keep`` as that exception instead, and
+    the others go on."""
     keep = keep or (lambda job, res: res)
     workers = workers or os.cpu_count() or 1
     total = len(jobs) if isinstance(jobs, Sized) else None
@@ -357,7 +360,9 @@ def run_jobs(
                 finished, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for fut in finished:
                     i, job = pending.pop(fut)
-                    done.append((i, keep(job, fut.result())))
+                    e = fut.exception()
+                    tolerated = e is not None and isinstance(e, tolerate)
+                    done.append((i, keep(job, e if tolerated else fut.result())))
                     if bar:
                         bar.advance(task)
         except BaseException:

@@ -1,0 +1,217 @@
+"""Campaigns: a sweep whose runs are kept one file each as they finish, so
+that a sweep stopped at any moment (Ctrl-C, SIGTERM, SIGKILL, a crash) and
+run again into the same place runs only what is missing.
+
+A sweep's result directory holds, besides ``runs.parquet`` and
+``peers.parquet`` or ``flows.parquet`` (every run, in the sweep's order):
+
+- ``runs/KEY.parquet``: one run's summary row, with its swept parameters, its
+  seed, its scenario (JSON), the torrentlab version and its wall time;
+- ``peers/KEY.parquet`` or ``flows/KEY.parquet``: that run's second table;
+- ``failed/KEY.json``: a run the engine failed on, with the error (run again
+  by the next sweep into the same place);
+- ``campaign.json``: the sweep file's name and the torrentlab version.
+
+``KEY`` is a digest of the run's whole scenario and its seed: the same
+scenario and seed give the same result, so a run is never made twice. Each
+file is written under a temporary name and renamed when complete.
+
+While a sweep runs, all of this is in the result's hidden partial directory
+(see :mod:`torrentlab.output`). A sweep that stops leaves that directory with
+the runs that finished; the next sweep of the same sweep file into the same
+place takes it over. A finished result of the same sweep file is extended
+the same way (more seeds, more points): its runs are linked into the new
+result, not run again. A campaign refuses to mix torrentlab versions unless
+``mix_versions`` is given.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from torrentlab.exceptions import OutputError, SimulationError
+from torrentlab.output import _claim, _partial, check_output, is_result
+from torrentlab.sweep import Job, label, run_jobs
+
+#: The campaign's identity file, in the partial directory and the result.
+CAMPAIGN = "campaign.json"
+#: Per-run tables and failures, each a directory of KEY files.
+RUNS, FAILED = "runs", "failed"
+SECOND = ("peers", "flows")
+
+
+def run_key(job: Job) -> str:
+    """The key of a run: a digest of its whole scenario and its seed."""
+    doc = json.dumps({"scenario": job.scenario, "seed": job.seed}, sort_keys=True, default=str)
+    return hashlib.sha256(doc.encode()).hexdigest()[:24]
+
+
+def _version() -> str:
+    from torrentlab import __version__
+
+    return __version__
+
+
+def _identity(d: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads((d / CAMPAIGN).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _check_version(d: Path, ident: dict[str, Any], mix_versions: bool) -> None:
+    if ident.get("torrentlab") != _version() and not mix_versions:
+        raise OutputError(d, f"holds runs of torrentlab {ident.get('torrentlab')}, not {_version()}; "
+                             "use --mix-versions to add runs of this version to it, or another directory")
+
+
+def done_keys(d: Path) -> set[str]:
+    """Keys of the runs finished in directory `d`."""
+    return {p.name.removesuffix(".parquet") for p in (d / RUNS).glob("*.parquet")}
+
+
+def _write_atomic(path: Path, write) -> None:
+    path.parent.mkdir(exist_ok=True)
+    tmp = path.parent / f".{path.name}.tmp-{os.getpid()}"
+    write(tmp)
+    os.replace(tmp, path)
+
+
+def _link_runs(src: Path, dst: Path) -> None:
+    """Links (or copies) the finished runs of result `src` into `dst`."""
+    for sub in (RUNS, *SECOND):
+        if not (src / sub).is_dir():
+            continue
+        (dst / sub).mkdir(exist_ok=True)
+        for f in (src / sub).glob("*.parquet"):
+            if not (dst / sub / f.name).exists():
+                try:
+                    os.link(f, dst / sub / f.name)
+                except OSError:
+                    shutil.copy2(f, dst / sub / f.name)
+
+
+@contextmanager
+def campaign_dir(out_dir: str | os.PathLike[str], sweep_name: str, *, force: bool = False,
+                 mix_versions: bool = False) -> Iterator[tuple[Path, bool]]:
+    """Yields the locked partial directory of the campaign `sweep_name` at
+    `out_dir`, holding every run finished before (in an earlier, stopped
+    sweep, or in the result there), and whether the result there may be
+    replaced. Publish it with :func:`torrentlab.output.publish` inside the
+    block; when the block fails or is interrupted the partial directory
+    stays, with its finished runs, for the next sweep (unless it has none)."""
+    out = Path(out_dir)
+    ident = {"sweep": sweep_name, "torrentlab": _version()}
+    extend = False
+    if is_result(out):
+        there = _identity(out)
+        if there is not None and there.get("sweep") == sweep_name:
+            _check_version(out, there, mix_versions)
+            extend = True
+    out = check_output(out, force=force or extend)
+    partial = _partial(out)
+
+    def adopt(p: Path) -> bool:
+        mine = _identity(p)
+        if mine is None or mine.get("sweep") != sweep_name:
+            return False
+        _check_version(out, mine, mix_versions)
+        return True
+
+    fd = _claim(partial, adopt)
+    try:
+        if not (partial / CAMPAIGN).exists():
+            (partial / CAMPAIGN).write_text(json.dumps(ident, indent=2) + "\n")
+        if extend:
+            _link_runs(out, partial)
+        yield partial, force or extend
+    except BaseException:
+        if not done_keys(partial):
+            shutil.rmtree(partial, ignore_errors=True)
+        raise
+    finally:
+        os.close(fd)
+
+
+def keep_run(partial: Path):
+    """A ``keep=`` for :func:`torrentlab.sweep.run_jobs` that writes each
+    finished run (or the engine's failure on it) into `partial` at once and
+    returns its key."""
+    from torrentlab.output import write_frame
+
+    def keep(job: Job, res) -> tuple[str, str | None]:
+        key = run_key(job)
+        extra = {k: label(v) for k, v in job.params}
+        if isinstance(res, BaseException):
+            doc = {"params": extra, "seed": job.seed, "error": f"{type(res).__name__}: {res}",
+                   "scenario": job.scenario, "torrentlab": _version()}
+            _write_atomic(partial / FAILED / f"{key}.json",
+                          lambda p: p.write_text(json.dumps(doc, indent=2, default=str) + "\n"))
+            return key, None
+        second = "peers" if res.kind == "swarm" else "flows"
+        _write_atomic(partial / second / f"{key}.parquet",
+                      lambda p: write_frame((res.peers if second == "peers" else res.flows)
+                                            .assign(seed=job.seed, **extra), p))
+        row = res.summary.assign(**extra, scenario=json.dumps(job.scenario, sort_keys=True, default=str),
+                                 torrentlab_version=_version(), wall_s=res.perf.get("wall_seconds", float("nan")))
+        _write_atomic(partial / RUNS / f"{key}.parquet", lambda p: write_frame(row, p))
+        (partial / FAILED / f"{key}.json").unlink(missing_ok=True)
+        return key, second
+
+    return keep
+
+
+def run_campaign(jobs, partial: Path, *, workers: int, describe: str, show_progress: bool) -> list[str]:
+    """Runs the jobs of `jobs` not finished in `partial`, each written as it
+    finishes; returns the keys of the runs that failed."""
+    done = done_keys(partial)
+    todo = _Missing(jobs, done)
+    results = run_jobs(todo, workers=workers, describe=describe, keep=keep_run(partial),
+                       show_progress=show_progress, tolerate=(SimulationError,))
+    return [key for key, second in results if second is None]
+
+
+class _Missing:
+    """The jobs whose key is not among `done`, lazily, with their count."""
+
+    def __init__(self, jobs, done: set[str]) -> None:
+        self.jobs, self.done = jobs, done
+        self.n = sum(1 for j in jobs if run_key(j) not in done) if done else len(jobs)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __iter__(self):
+        return (j for j in self.jobs if run_key(j) not in self.done)
+
+
+def collect(partial: Path, jobs) -> tuple[Any, Any, str]:
+    """The campaign's tables in the sweep's order: every finished run of
+    `jobs` (runs, and peers or flows), read from the per-run files; and the
+    name of the second table. Runs of jobs no longer in the sweep are
+    removed from `partial`."""
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    keys = [run_key(j) for j in jobs]
+    wanted = set(keys)
+    for sub in (RUNS, *SECOND):
+        for f in (partial / sub).glob("*.parquet"):
+            if f.name.removesuffix(".parquet") not in wanted:
+                f.unlink()
+    have = [k for k in keys if (partial / RUNS / f"{k}.parquet").exists()]
+    second = next((s for s in SECOND if (partial / s).is_dir()), "flows")
+    runs = pd.concat([pq.read_table(partial / RUNS / f"{k}.parquet").to_pandas() for k in have],
+                     ignore_index=True) if have else pd.DataFrame()
+    rows = [partial / second / f"{k}.parquet" for k in have]
+    more = pd.concat([pq.read_table(p).to_pandas() for p in rows if p.exists()],
+                     ignore_index=True) if have else pd.DataFrame()
+    return runs, more, second
+
