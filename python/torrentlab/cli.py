@@ -137,7 +137,6 @@ def _cmd_reproduce(args) -> int:
 
 
 def _cmd_sweep(args) -> int:
-
     from torrentlab.campaign import campaign_dir, collect, run_campaign
     from torrentlab.output import publish, write_frame
     from torrentlab.sweep import Sweep

@@ -203,7 +203,12 @@ def _remove_stale(partial: Path, adopt: Callable[[Path], bool] | None = None) ->
         os.close(fd)
         raise _busy(partial) from None
     # Its writer is gone: the directory is ours to take over or remove.
-    if adopt is not None and adopt(partial):
+    try:
+        adopted = adopt is not None and adopt(partial)
+    except BaseException:
+        os.close(fd)
+        raise
+    if adopted:
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         return fd

@@ -380,14 +380,6 @@ def summary_with_params(job: Job, res: RunResult) -> pd.DataFrame:
     return res.summary.assign(**{k: v if isinstance(v, (int, float, str, bool)) else label(v) for k, v in job.params})
 
 
-def tables_with_params(job: Job, res: RunResult) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """A run's summary and its per-flow (dumbbell) or per-peer (swarm) table,
-    each with the grid parameters (as text) and the seed."""
-    extra = {k: label(v) for k, v in job.params}
-    second = res.peers if res.kind == "swarm" else res.flows
-    return res.summary.assign(**extra), second.assign(seed=job.seed, **extra)
-
-
 class _NoBar:
     def __enter__(self):
         return None
