@@ -55,8 +55,10 @@ def test_a_sweep_killed_mid_campaign_resumes_running_only_what_is_missing(tmp_pa
     assert 3 <= len(before) < 60, "killed while the campaign was under way"
     assert not out.exists() and all(not n.startswith(".") for n in before), "only whole files, no result yet"
 
+    (partial / "runs" / ".abc.parquet.tmp-1").write_bytes(b"half")  # as a writer killed mid-file leaves
     r = cli("sweep", str(f), "-o", str(out), "-q")
     assert r.returncode == 0, r.stderr
+    assert not [p for p in out.rglob(".*") if p.is_file()], "no half-written file in the result"
     after = _files(out, "runs")
     assert len(after) == 60 and all(after[n] == ino for n, ino in before.items()), "the finished runs were kept"
     got = _runs(out)

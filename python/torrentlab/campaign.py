@@ -195,16 +195,17 @@ class _Missing:
 def collect(partial: Path, jobs) -> tuple[Any, Any, str]:
     """The campaign's tables in the sweep's order: every finished run of
     `jobs` (runs, and peers or flows), read from the per-run files; and the
-    name of the second table. Runs of jobs no longer in the sweep are
-    removed from `partial`."""
+    name of the second table. Runs of jobs no longer in the sweep, and
+    files a killed writer left half-written, are removed from `partial`."""
     import pandas as pd
     import pyarrow.parquet as pq
 
     keys = [run_key(j) for j in jobs]
     wanted = set(keys)
-    for sub in (RUNS, *SECOND):
-        for f in (partial / sub).glob("*.parquet"):
-            if f.name.removesuffix(".parquet") not in wanted:
+    for sub in (RUNS, *SECOND, FAILED):
+        for f in (partial / sub).glob("*"):
+            # Half-written files of a killed writer, and runs no longer swept.
+            if f.name.startswith(".") or f.name.split(".")[0] not in wanted:
                 f.unlink()
     have = [k for k in keys if (partial / RUNS / f"{k}.parquet").exists()]
     second = next((s for s in SECOND if (partial / s).is_dir()), "flows")
