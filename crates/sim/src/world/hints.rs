@@ -1,8 +1,11 @@
 //! Prefetch hints of the world's event loop: what the packets a few places
 //! ahead in a lane will read (their lane entry, their connection and
 //! receiving endpoint), asked for early so that it has arrived when they are
-//! handled. Every packet in flight was written long before it is read, and a
-//! swarm's connections do not fit in the cache. Hints only: no result depends
+//! handled; what the application reading a frame a packet completes will
+//! read ([`super::App::prefetch_reader`]); and every line of an endpoint at
+//! once when a write or a due timer touches it first. Every packet in flight
+//! was written long before it is read, and a swarm's connections do not fit
+//! in the cache. Hints only: no result depends
 //! on them (the golden digests are the same with and without), and they stay
 //! in the world: the protocol crates know nothing of the machine.
 
