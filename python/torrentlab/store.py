@@ -60,12 +60,6 @@ def load(result: str | os.PathLike[str], table: str | None = None) -> pd.DataFra
     return pq.read_table(found[table]).to_pandas()
 
 
-def _view(path: Path) -> str:
-    """The SELECT of a table's view: the whole Parquet file."""
-    quoted = str(path).replace("'", "''")
-    return f"SELECT * FROM read_parquet('{quoted}')"
-
-
 def query(result: str | os.PathLike[str], sql: str) -> pd.DataFrame:
     """Runs `sql` (DuckDB's dialect) over the tables of `result`, each a view
     named after its file, and returns the answer as a DataFrame. A query
@@ -77,7 +71,8 @@ def query(result: str | os.PathLike[str], sql: str) -> pd.DataFrame:
     try:
         for name, path in found.items():
             if _NAME.match(name):
-                con.execute(f"CREATE VIEW {name} AS {_view(path)}")
+                quoted = str(path).replace("'", "''")
+                con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{quoted}')")
         try:
             return con.execute(sql).df()
         except duckdb.Error as e:
