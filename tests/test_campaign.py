@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -17,7 +18,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-import torrentlab.sweep as sweep_mod
+import torrentlab
+import torrentlab.executors as executors_mod
 from conftest import SMALL_SWARM, cli
 from torrentlab.campaign import campaign_dir, run_campaign, run_key
 from torrentlab.exceptions import SimulationError
@@ -37,7 +39,9 @@ def _sweep(tmp_path: Path, runs: int, counts=(3, 5)) -> Path:
 
 
 def _runs(d: Path):
-    return pq.read_table(d / "runs.parquet").to_pandas().drop(columns=["wall_s"])
+    """A campaign's runs without what differs from one execution to the next
+    (wall time, the process that ran each)."""
+    return pq.read_table(d / "runs.parquet").to_pandas().drop(columns=["wall_s", "worker"])
 
 
 def test_a_sweep_killed_mid_campaign_resumes_running_only_what_is_missing(tmp_path):
@@ -83,6 +87,11 @@ def test_a_finished_campaign_grows_by_the_runs_it_lacks_without_force(tmp_path):
     now = _files(out, "runs")
     assert len(now) == 8 and all(now[n] == ino for n, ino in first.items())
     got = _runs(out)
+    # Provenance: the version and the commit the extension was built from (a git checkout here).
+    assert set(got["torrentlab_version"]) == {torrentlab.__version__}
+    assert set(got["torrentlab_commit"]) == {torrentlab.__git_commit__}
+    assert re.fullmatch("[0-9a-f]{40}", torrentlab.__git_commit__), torrentlab.__git_commit__
+    assert json.loads((out / "manifest.json").read_text())["commit"] == torrentlab.__git_commit__
     assert sorted(zip(got["peers.1.count"], got["seed"], strict=True)) == [
         (c, s) for c in ("3", "5") for s in (1, 2, 3, 4)]
     # Fewer seeds: the result holds exactly the sweep's runs.
@@ -111,14 +120,14 @@ def test_another_sweep_or_another_version_is_refused_without_being_told(tmp_path
 def test_a_run_the_engine_fails_on_is_recorded_and_the_others_go_on(tmp_path, monkeypatch):
     f = _sweep(tmp_path, runs=3)
     jobs = Sweep.from_file(f).jobs()
-    real = sweep_mod.run
+    real = executors_mod.run
 
     def flaky(scenario, *, seed, cancel):
         if seed == 2:
             raise SimulationError("engine bug")
         return real(scenario, seed=seed, cancel=cancel)
 
-    monkeypatch.setattr(sweep_mod, "run", flaky)
+    monkeypatch.setattr(executors_mod, "run", flaky)
     with pytest.raises(RuntimeError, match="stop"), campaign_dir(tmp_path / "o", "c") as (partial, _):
         failed = run_campaign(jobs, partial, workers=2, describe="c", show_progress=False)
         bad = {run_key(j) for j in jobs if j.seed == 2}
@@ -128,7 +137,7 @@ def test_a_run_the_engine_fails_on_is_recorded_and_the_others_go_on(tmp_path, mo
             assert doc["seed"] == 2 and "engine bug" in doc["error"]
         assert len(_files(partial, "runs")) == 4
         # The next attempt runs only the failed ones, and clears their record.
-        monkeypatch.setattr(sweep_mod, "run", real)
+        monkeypatch.setattr(executors_mod, "run", real)
         assert run_campaign(jobs, partial, workers=2, describe="c", show_progress=False) == []
         assert len(_files(partial, "runs")) == 6 and not list((partial / "failed").iterdir())
         raise RuntimeError("stop")

@@ -8,12 +8,21 @@ See ``docs/`` for the scenario format, every metric and its unit, and how each
 experiment maps to its study.
 """
 
-from torrentlab._core import CancelToken, __version__
+from torrentlab._core import CancelToken, __git_commit__, __version__
 from torrentlab.api import RunResult, run, validate
-from torrentlab.exceptions import Cancelled, OutputError, QueryError, ScenarioError, SimulationError, TorrentlabError
+from torrentlab.exceptions import (
+    Cancelled,
+    ClusterError,
+    OutputError,
+    QueryError,
+    ScenarioError,
+    SimulationError,
+    TorrentlabError,
+)
 
 __all__ = [
     "__version__",
+    "__git_commit__",
     "run",
     "validate",
     "RunResult",
@@ -22,6 +31,7 @@ __all__ = [
     "ScenarioError",
     "OutputError",
     "QueryError",
+    "ClusterError",
     "load",
     "query",
     "Cancelled",

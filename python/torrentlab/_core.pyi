@@ -4,6 +4,7 @@ from collections.abc import Callable
 from typing import Literal, TypedDict
 
 __version__: str
+__git_commit__: str
 
 class TorrentlabError(Exception): ...
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -91,6 +92,8 @@ class RunResult:
     tables: dict[str, pa.Table]
     perf: dict[str, float] = field(default_factory=dict)
     kind: str = "dumbbell"
+    #: The process that ran it, ``host:pid`` (a Ray worker's, on a cluster).
+    worker: str = ""
 
     def __getattr__(self, table: str) -> pd.DataFrame:
         # Every table is also an attribute: ``res.peers``, ``res.haves``...
@@ -196,7 +199,7 @@ def run(
     scenario: ScenarioLike,
     *,
     seed: int | None = None,
-    progress: Callable[[float], object] | None = None,
+    progress: Callable[..., object] | None = None,
     cancel: CancelToken | None = None,
     max_memory: int | None = None,
     spill_dir: str | os.PathLike[str] | None = None,
@@ -204,8 +207,12 @@ def run(
     """Runs a scenario (a TOML file path or a dict of the same shape).
 
     ``seed`` overrides ``run.seed``. ``progress`` is called with the simulated
-    time in seconds at most every 50 ms of wall time and once at the end; an
-    exception it raises stops the run and comes out of ``run``. The GIL is
+    time in seconds at most every 50 ms of wall time and once at the end; a
+    callable that takes a second argument also gets the share of the run's
+    work done, 0 to 1 (a swarm: the pieces its leechers hold over those they
+    need, so it reaches 1 when the last leecher finishes, long before the
+    duration cap), or None for a run that lasts its duration (a dumbbell).
+    An exception it raises stops the run and comes out of ``run``. The GIL is
     released while the engine runs, so runs in threads proceed in parallel.
 
     Ctrl-C (SIGINT) stops a run on the main thread within a fraction of a
@@ -233,4 +240,5 @@ def run(
     finally:
         spool.close()
     name = tables["summary"].column("scenario")[0].as_py()
-    return RunResult(name=name, tables=tables, perf=dict(raw["perf"]), kind=raw["kind"])
+    return RunResult(name=name, tables=tables, perf=dict(raw["perf"]), kind=raw["kind"],
+                     worker=f"{socket.gethostname()}:{os.getpid()}")

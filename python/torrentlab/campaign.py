@@ -6,7 +6,8 @@ A sweep's result directory holds, besides ``runs.parquet`` and
 ``peers.parquet`` or ``flows.parquet`` (every run, in the sweep's order):
 
 - ``runs/KEY.parquet``: one run's summary row, with its swept parameters, its
-  seed, its scenario (JSON), the torrentlab version and its wall time;
+  seed, its scenario (JSON), the torrentlab version and git commit, the
+  process that ran it (``worker``, ``host:pid``) and its wall time;
 - ``peers/KEY.parquet`` or ``flows/KEY.parquet``: that run's second table;
 - ``failed/KEY.json``: a run the engine failed on, with the error (run again
   by the next sweep into the same place);
@@ -57,6 +58,12 @@ def _version() -> str:
     from torrentlab import __version__
 
     return __version__
+
+
+def _commit() -> str:
+    from torrentlab import __git_commit__
+
+    return __git_commit__
 
 
 def _identity(d: Path) -> dict[str, Any] | None:
@@ -151,7 +158,7 @@ def keep_run(partial: Path):
         extra = {k: label(v) for k, v in job.params}
         if isinstance(res, BaseException):
             doc = {"params": extra, "seed": job.seed, "error": f"{type(res).__name__}: {res}",
-                   "scenario": job.scenario, "torrentlab": _version()}
+                   "scenario": job.scenario, "torrentlab": _version(), "commit": _commit()}
             _write_atomic(partial / FAILED / f"{key}.json",
                           lambda p: p.write_text(json.dumps(doc, indent=2, default=str) + "\n"))
             return key, None
@@ -160,7 +167,8 @@ def keep_run(partial: Path):
                       lambda p: write_frame((res.peers if second == "peers" else res.flows)
                                             .assign(seed=job.seed, **extra), p))
         row = res.summary.assign(**extra, scenario=json.dumps(job.scenario, sort_keys=True, default=str),
-                                 torrentlab_version=_version(), wall_s=res.perf.get("wall_seconds", float("nan")))
+                                 torrentlab_version=_version(), torrentlab_commit=_commit(), worker=res.worker,
+                                 wall_s=res.perf.get("wall_seconds", float("nan")))
         _write_atomic(partial / RUNS / f"{key}.parquet", lambda p: write_frame(row, p))
         (partial / FAILED / f"{key}.json").unlink(missing_ok=True)
         return key, second
@@ -168,13 +176,16 @@ def keep_run(partial: Path):
     return keep
 
 
-def run_campaign(jobs, partial: Path, *, workers: int, describe: str, show_progress: bool) -> list[str]:
-    """Runs the jobs of `jobs` not finished in `partial`, each written as it
-    finishes; returns the keys of the runs that failed."""
+def run_campaign(jobs, partial: Path, *, workers: int | None = None, describe: str, show_progress: bool,
+                 executor=None) -> list[str]:
+    """Runs the jobs of `jobs` not finished in `partial` (on `executor`, by
+    default a thread pool of `workers`), each written as it finishes;
+    returns the keys of the runs that failed."""
     done = done_keys(partial)
     todo = _Missing(jobs, done)
     results = run_jobs(todo, workers=workers, describe=describe, keep=keep_run(partial),
-                       show_progress=show_progress, tolerate=(SimulationError,))
+                       show_progress=show_progress, tolerate=(SimulationError,), executor=executor,
+                       tables=("summary", *SECOND))
     return [key for key, second in results if second is None]
 
 

@@ -20,6 +20,7 @@ import signal
 import statistics
 import sys
 import threading
+from contextlib import closing
 from pathlib import Path
 from typing import NoReturn
 
@@ -28,7 +29,7 @@ from rich.markup import escape
 from rich.table import Table
 
 import torrentlab
-from torrentlab.exceptions import OutputError, QueryError, ScenarioError, TorrentlabError
+from torrentlab.exceptions import ClusterError, OutputError, QueryError, ScenarioError, TorrentlabError
 from torrentlab.experiments import EXPERIMENTS, scenario_dir
 
 # Tables stay readable when the output is a pipe or a file (rich assumes 80 columns).
@@ -103,10 +104,9 @@ def _print_summary(res) -> None:
 
 
 def _cmd_run(args) -> int:
-    from rich.progress import Progress
-
     from torrentlab.guards import check_memory
     from torrentlab.output import atomic_dir
+    from torrentlab.progress import RunBar
 
     info = torrentlab.validate(args.file)
     # The engine accepts only names that are one plain file name.
@@ -115,10 +115,9 @@ def _cmd_run(args) -> int:
     # The destination is checked and claimed before the first simulated second.
     with atomic_dir(dest, force=args.force, kind="run", scenario=info["name"], scenario_kind=info["kind"],
                     seed=args.seed if args.seed is not None else info["seed"]) as tmp:
-        with Progress(transient=True, console=err, disable=args.quiet) as bar:
-            task = bar.add_task(f"running {info['name']}", total=info["duration_s"])
+        with RunBar(f"running {info['name']}", info["duration_s"], show=not args.quiet) as bar:
             res = torrentlab.run(args.file, seed=args.seed, max_memory=args.max_memory, spill_dir=tmp,
-                                 progress=lambda t: bar.update(task, completed=t))
+                                 progress=bar.update)
         res.write_into(tmp)
     if not args.quiet:
         _print_summary(res)
@@ -138,22 +137,25 @@ def _cmd_reproduce(args) -> int:
 
 def _cmd_sweep(args) -> int:
     from torrentlab.campaign import campaign_dir, collect, run_campaign
+    from torrentlab.executors import executor
     from torrentlab.output import publish, write_frame
     from torrentlab.sweep import Sweep
 
     sweep = Sweep.from_file(args.file)
     workers = args.jobs or os.cpu_count() or 1
-    # Every point is checked before any runs.
+    # Every point is checked before any runs (on Ray, each node checks the
+    # memory a run needs when it starts one).
     sweep.check(args.file, args.quick, memory=True, max_memory=args.max_memory,
-                at_once=min(workers, sweep.count(args.quick)))
+                at_once=1 if args.ray else min(workers, sweep.count(args.quick)))
     jobs = sweep.jobs(quick=args.quick)
     name = Path(args.file).name.removesuffix(".toml").removesuffix(".sweep")
     dest = Path(args.output) if args.output else Path("results") / name
     # A campaign: each run is kept as it finishes; a sweep stopped at any
     # moment and run again into the same place runs only what is missing.
     campaign = name + (" --quick" if args.quick else "")
-    with campaign_dir(dest, campaign, force=args.force, mix_versions=args.mix_versions) as (tmp, replace):
-        failed = run_campaign(jobs, tmp, workers=workers, describe=name, show_progress=not args.quiet)
+    ex = executor(args.ray, args.jobs)
+    with closing(ex), campaign_dir(dest, campaign, force=args.force, mix_versions=args.mix_versions) as (tmp, replace):
+        failed = run_campaign(jobs, tmp, executor=ex, describe=name, show_progress=not args.quiet)
         runs, second, second_name = collect(tmp, jobs)
         swarm = second_name == "peers"
         if len(runs):
@@ -211,6 +213,16 @@ def _cmd_query(args) -> int:
     out.print(t)
     shown = f" (the first {args.limit} shown; --csv prints every row)" if len(df) > args.limit else ""
     out.print(f"{len(df)} row{'s' * (len(df) != 1)}{shown}", highlight=False)
+    return 0
+
+
+def _cmd_report(args) -> int:
+    """Writes the self-contained HTML report of a result directory."""
+    from torrentlab.report import write_report
+
+    path = write_report(args.dir, args.output, force=args.force)
+    if not args.quiet:
+        out.print(f"wrote {path}", highlight=False)
     return 0
 
 
@@ -396,6 +408,17 @@ def parser() -> argparse.ArgumentParser:
                    ("file", "FILE", {"type": file_arg}), "use the sweep's quick_runs seeds", "sweep name", _cmd_sweep)
     sw.add_argument("--mix-versions", action="store_true",
                     help="add runs of this torrentlab version to a campaign that holds another version's")
+    sw.add_argument("--ray", metavar="ADDRESS", type=_text("a Ray address"),
+                    help="run on a Ray cluster: 'auto' (the cluster on this machine, or a local one) or its "
+                         "address (HOST:6379, ray://HOST:10001); see docs/cluster.md")
+
+    rp = sub.add_parser("report", help="write one self-contained HTML page of a result directory (plots, "
+                                       "tables, every run's scenario); opens from disk, no network")
+    rp.add_argument("dir", metavar="DIR", type=dir_arg)
+    rp.add_argument("-o", "--output", metavar="FILE", help="where to write it (default DIR.html beside DIR)")
+    rp.add_argument("--force", action="store_true", help="replace a file at FILE that is not a torrentlab report")
+    rp.add_argument("-q", "--quiet", action="store_true")
+    rp.set_defaults(func=_cmd_report)
 
     b = sub.add_parser("bench", help="time the engine on one scenario (default: the benchmark dumbbell; one core)")
     b.add_argument("--scenario", metavar="FILE", type=file_arg)
@@ -431,7 +454,7 @@ def main(argv: list[str] | None = None) -> int:
         signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         return args.func(args)
-    except (ScenarioError, OutputError, QueryError) as e:
+    except (ScenarioError, OutputError, QueryError, ClusterError) as e:
         err.print(f"[red]error[/]: {escape(str(e))}", highlight=False, soft_wrap=True)
         return 2
     except _Terminated:

@@ -12,6 +12,8 @@ Every error torrentlab raises is a :class:`TorrentlabError`:
 - :class:`QueryError`: a result cannot be read (not a torrentlab result, no
   such table) or a query over it fails. ``str(err)`` reads ``PATH: what is
   wrong``.
+- :class:`ClusterError`: a sweep cannot run on the Ray cluster asked for (Ray
+  not installed, no cluster at the address, a node with another torrentlab).
 - :class:`Cancelled`: a run stopped through its :class:`CancelToken`.
 - :class:`SimulationError`: the engine failed on a valid scenario (a bug; please
   report it with the scenario).
@@ -42,4 +44,9 @@ class QueryError(TorrentlabError):
         super().__init__(f"{self.path}: {detail}")
 
 
-__all__ = ["TorrentlabError", "ScenarioError", "OutputError", "QueryError", "Cancelled", "SimulationError"]
+class ClusterError(TorrentlabError):
+    """A sweep cannot run on the Ray cluster asked for; the message says why."""
+
+
+__all__ = ["TorrentlabError", "ScenarioError", "OutputError", "QueryError", "ClusterError", "Cancelled",
+           "SimulationError"]

@@ -12,6 +12,7 @@ and ``None``. NumPy scalars count as the Python number they hold.
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import os
@@ -141,8 +142,16 @@ def seed(value: Any) -> int | None:
 
 
 def progress(value: Any) -> Any:
-    """``run(progress=...)``: None, or a callable taking the simulated time in seconds."""
-    if value is not None and not callable(value):
+    """``run(progress=...)``: None, or a callable taking the simulated time in
+    seconds and, if it takes a second argument, the share of the run's work
+    done (see :func:`torrentlab.run`). Returned as a callable of both."""
+    if value is None:
+        return None
+    if not callable(value):
         raise error(ARGUMENT, "progress", f"must be a callable taking the simulated time in seconds, "
                                           f"or None; not {_kind(value)}")
-    return value
+    try:
+        inspect.signature(value).bind(0.0, None)
+        return value
+    except (TypeError, ValueError):  # one argument (or no signature to read): the time only
+        return lambda t, done: value(t)

@@ -220,11 +220,12 @@ def _remove_stale(partial: Path, adopt: Callable[[Path], bool] | None = None) ->
 def write_manifest(directory: Path, **fields: Any) -> None:
     """Writes the marker of a torrentlab result into `directory`: the version,
     the time, the files, and `fields` (what was run)."""
-    from torrentlab import __version__
+    from torrentlab import __git_commit__, __version__
 
     files = sorted(p.relative_to(directory).as_posix() for p in directory.rglob("*") if p.is_file())
     doc = {
         "torrentlab": __version__,
+        "commit": __git_commit__,
         "written": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         **fields,
         "files": [f for f in files if f not in (MANIFEST, _LOCK)],

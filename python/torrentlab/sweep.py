@@ -43,13 +43,11 @@ import math
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sized
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from torrentlab._core import CancelToken
-from torrentlab.api import RunResult, run
+from torrentlab.api import RunResult
 from torrentlab.exceptions import ScenarioError
 
 if TYPE_CHECKING:  # pandas is imported when a table is read, not to start the CLI
@@ -331,45 +329,52 @@ def run_jobs(
     keep: Callable[[Job, RunResult], Any] | None = None,
     show_progress: bool = True,
     tolerate: tuple[type[BaseException], ...] = (),
+    executor: Any = None,
+    tables: tuple[str, ...] | None = None,
 ) -> list[Any]:
-    """Runs every job on a thread pool (``workers`` defaults to every core) and
-    returns ``keep(job, result)`` for each, in job order (default: the result).
+    """Runs every job and returns ``keep(job, result)`` for each, in job order
+    (default: the result). Runs go to `executor` (see
+    :mod:`torrentlab.executors`; default: a thread pool of `workers`,
+    defaulting to every core); `tables` names the tables ``keep`` reads,
+    so that a remote executor sends back only those (default: all).
 
-    Jobs are taken from ``jobs`` as workers free up (at most two per worker
+    Jobs are taken from ``jobs`` as workers free up (a few per worker
     waiting), so a lazy sequence stays lazy. On any error or interrupt
     (Ctrl-C), the runs in progress are cancelled, the queued ones dropped, and
     the exception comes out within a fraction of a second. A run that raises
     one of `tolerate` is handed to ``keep`` as that exception instead, and
     the others go on."""
+    from torrentlab.executors import Local
+    from torrentlab.progress import sweep_bar
+
     keep = keep or (lambda job, res: res)
-    workers = workers or os.cpu_count() or 1
-    total = len(jobs) if isinstance(jobs, Sized) else None
-    token = CancelToken()
+    ex = executor if executor is not None else Local(workers)
     done: list[tuple[int, Any]] = []
     todo = enumerate(jobs)
-    with _progress(show_progress) as bar:
-        task = bar.add_task(describe, total=total) if bar else None
-        pool = ThreadPoolExecutor(max_workers=workers)
-        pending: dict[Future, tuple[int, Job]] = {}
+    pending: dict[Any, tuple[int, Job]] = {}
+    with sweep_bar(describe, show_progress) as bar:
+        bar.start(len(jobs) if isinstance(jobs, Sized) else None)
         try:
             while True:
-                for i, job in itertools.islice(todo, max(0, 2 * workers - len(pending))):
-                    pending[pool.submit(run, job.scenario, seed=job.seed, cancel=token)] = (i, job)
+                for i, job in itertools.islice(todo, max(0, ex.in_flight - len(pending))):
+                    pending[ex.submit(job, tables)] = (i, job)
                 if not pending:
                     break
-                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in finished:
-                    i, job = pending.pop(fut)
-                    e = fut.exception()
-                    tolerated = e is not None and isinstance(e, tolerate)
-                    done.append((i, keep(job, e if tolerated else fut.result())))
-                    if bar:
-                        bar.advance(task)
+                for handle in ex.wait(pending):
+                    i, job = pending.pop(handle)
+                    try:
+                        res = ex.result(handle)
+                    except tolerate as e:
+                        res = e
+                    failed = isinstance(res, BaseException)
+                    done.append((i, keep(job, res)))
+                    bar.finished(0.0 if failed else res.perf.get("sim_seconds", 0.0), failed)
         except BaseException:
-            token.cancel()
-            pool.shutdown(wait=True, cancel_futures=True)
+            ex.stop(list(pending))
             raise
-        pool.shutdown(wait=True)
+        finally:
+            if executor is None:
+                ex.close()
     done.sort(key=lambda x: x[0])
     return [r for _, r in done]
 
@@ -378,21 +383,3 @@ def summary_with_params(job: Job, res: RunResult) -> pd.DataFrame:
     """A run's one-row summary, with the job's grid parameters as extra columns
     (use as ``keep=`` in :func:`run_jobs` to keep only summaries)."""
     return res.summary.assign(**{k: v if isinstance(v, (int, float, str, bool)) else label(v) for k, v in job.params})
-
-
-class _NoBar:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        return False
-
-
-def _progress(show: bool):
-    if not show:
-        return _NoBar()
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-    return Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), transient=False
-    )

@@ -21,7 +21,8 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 
 use torrentlab_sim::watch::SPILL_ROWS;
 use torrentlab_sim::{
-    run_swarm_watched, run_watched, AnyScenario, ColumnData, Perf, ScenarioError as CoreScenarioError, Spill, Table,
+    run_swarm_watched, run_watched, AnyScenario, ColumnData, Look, Perf, ScenarioError as CoreScenarioError, Spill,
+    Table,
 };
 
 /// The engine's memory on transparent huge pages where Linux allows (a swarm
@@ -184,7 +185,9 @@ impl CancelToken {
 const LOOK_EVERY: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// Runs a scenario. `progress`, if given, is called with the simulated time in
-/// seconds at most every 50 ms of wall time and once at the end. The GIL is
+/// seconds and the share of the run's work done (0 to 1, for a swarm: pieces
+/// held by its leechers over those they need; `None` for a run that lasts its
+/// duration) at most every 50 ms of wall time and once at the end. The GIL is
 /// released while running; the engine takes it back every 50 ms to run
 /// pending signal handlers (Ctrl-C raises `KeyboardInterrupt` from here, the
 /// run stopped), and stops when `cancel` is cancelled (raising `Cancelled`)
@@ -222,9 +225,9 @@ fn run<'py>(
             // An exception from Python (a signal handler, progress, spill) stops the run.
             let raised: RefCell<Option<PyErr>> = RefCell::new(None);
             let mut last_look = t0;
-            let mut last_t = torrentlab_engine::Time::ZERO;
-            let mut watch = |t: torrentlab_engine::Time| {
-                last_t = t;
+            let mut last = Look::at(torrentlab_engine::Time::ZERO);
+            let mut watch = |look: Look| {
+                last = look;
                 if raised.borrow().is_some() || flag.as_ref().is_some_and(|f| f.load(Ordering::Relaxed)) {
                     return ControlFlow::Break(());
                 }
@@ -233,7 +236,7 @@ fn run<'py>(
                     return ControlFlow::Continue(());
                 }
                 last_look = now;
-                look(&progress, t, &raised)
+                look_in(&progress, look, &raised)
             };
             let mut sink = |name: &'static str, chunk: Table| {
                 if raised.borrow().is_some() {
@@ -257,7 +260,7 @@ fn run<'py>(
             };
             // The last look, at the end of the run: progress sees the end time.
             let out = match out {
-                Ok(o) if raised.borrow().is_none() => match look(&progress, last_t, &raised) {
+                Ok(o) if raised.borrow().is_none() => match look_in(&progress, last, &raised) {
                     ControlFlow::Continue(()) => Ok(o),
                     ControlFlow::Break(()) => Err(None),
                 },
@@ -288,10 +291,10 @@ fn run<'py>(
 /// One look at Python from a running engine: runs pending signal handlers and
 /// the progress callback. An exception from either stops the run and is kept
 /// in `raised`, to come out of `run`.
-fn look(progress: &Option<PyObject>, t: torrentlab_engine::Time, raised: &RefCell<Option<PyErr>>) -> ControlFlow<()> {
+fn look_in(progress: &Option<PyObject>, look: Look, raised: &RefCell<Option<PyErr>>) -> ControlFlow<()> {
     Python::with_gil(|py| {
         let r = py.check_signals().and_then(|()| match progress {
-            Some(p) => p.call1(py, (t.as_secs_f64(),)).map(drop),
+            Some(p) => p.call1(py, (look.now.as_secs_f64(), look.done)).map(drop),
             None => Ok(()),
         });
         match r {
@@ -322,5 +325,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(parse_size, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // The commit the extension was built from (build.rs), or "unknown".
+    m.add("__git_commit__", env!("TORRENTLAB_GIT_COMMIT"))?;
     Ok(())
 }

@@ -33,7 +33,7 @@ pub use report::RunOutput;
 pub use scenario::{AnyScenario, Scenario, ScenarioError, SwarmScenario};
 pub use swarm::{run_swarm, run_swarm_watched, SwarmOutput};
 pub use table::{digest_tables, jain_index, Column, ColumnData, Table};
-pub use watch::{Cancelled, Spill, Watch};
+pub use watch::{Cancelled, Look, Spill, Watch};
 pub use world::Perf;
 
 use std::ops::ControlFlow;

@@ -1,8 +1,9 @@
 //! Watching a run from outside: progress, cancellation, and the rows of its
 //! growing logs handed over as it goes.
 //!
-//! The event loops call a [`Watch`] with the simulated time at least once per
-//! progress interval of simulated time and once per [`WATCH_EVENTS`] events.
+//! The event loops call a [`Watch`] with a [`Look`] (the simulated time and
+//! the share of the run's work done) at least once per progress interval of
+//! simulated time and once per [`WATCH_EVENTS`] events.
 //! A watch that returns [`ControlFlow::Break`] stops the run where it is: the
 //! caller gets [`Cancelled`] instead of results. Watching reads nothing of the
 //! world, so a run that is not stopped gives the same results however it is
@@ -15,8 +16,27 @@ use torrentlab_engine::{Duration, Time};
 
 use crate::table::Table;
 
-/// Called by an event loop with the simulated time; `Break` stops the run.
-pub type Watch<'a> = dyn FnMut(Time) -> ControlFlow<()> + 'a;
+/// What a watch is shown of a running world.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Look {
+    /// The simulated time.
+    pub now: Time,
+    /// The share of the run's work done, 0 to 1, for a run that ends when its
+    /// work is done, usually long before its duration (a swarm: the pieces
+    /// its leechers hold over the pieces they need); `None` for a run that
+    /// lasts its whole duration (a dumbbell).
+    pub done: Option<f64>,
+}
+
+impl Look {
+    /// A look at `now` of a run that lasts its duration.
+    pub fn at(now: Time) -> Look {
+        Look { now, done: None }
+    }
+}
+
+/// Called by an event loop with a [`Look`]; `Break` stops the run.
+pub type Watch<'a> = dyn FnMut(Look) -> ControlFlow<()> + 'a;
 
 /// Events between two calls of the watch, whatever the simulated time does
 /// (at a few million events per wall second, about every 10-20 ms of wall time).
@@ -58,9 +78,9 @@ pub(crate) fn watched(
     run: impl FnOnce(&mut Watch<'_>) -> ControlFlow<()>,
 ) -> Result<(), Cancelled> {
     let mut last = Time::ZERO;
-    match run(&mut |t| {
-        last = t;
-        watch(t)
+    match run(&mut |look| {
+        last = look.now;
+        watch(look)
     }) {
         ControlFlow::Continue(()) => Ok(()),
         ControlFlow::Break(()) => Err(Cancelled { at: last }),
@@ -82,10 +102,10 @@ impl fmt::Display for Cancelled {
 
 impl std::error::Error for Cancelled {}
 
-/// A watch that only reports progress and never stops the run.
-pub fn progress_only(progress: &mut dyn FnMut(Time)) -> impl FnMut(Time) -> ControlFlow<()> + '_ {
-    move |t| {
-        progress(t);
+/// A watch that only reports the simulated time and never stops the run.
+pub fn progress_only(progress: &mut dyn FnMut(Time)) -> impl FnMut(Look) -> ControlFlow<()> + '_ {
+    move |look| {
+        progress(look.now);
         ControlFlow::Continue(())
     }
 }
@@ -130,9 +150,9 @@ mod tests {
     fn a_break_becomes_cancelled_at_the_last_time_watched() {
         let mut seen = Vec::new();
         let r = watched(
-            &mut |t| {
-                seen.push(t);
-                if t >= Time(30) {
+            &mut |look| {
+                seen.push(look.now);
+                if look.now >= Time(30) {
                     ControlFlow::Break(())
                 } else {
                     ControlFlow::Continue(())
@@ -140,7 +160,7 @@ mod tests {
             },
             |w| {
                 for t in [10, 20, 30, 40] {
-                    w(Time(t))?;
+                    w(Look::at(Time(t)))?;
                 }
                 ControlFlow::Continue(())
             },

@@ -20,7 +20,7 @@ import pandas as pd
 from torrentlab.api import RunResult
 from torrentlab.experiments import scenario_dir
 from torrentlab.output import atomic_dir, write_frame
-from torrentlab.plots import ecdf, save
+from torrentlab.plots import bars, cdf, cdf_from_histogram, errorbar_sweep, legend, save, timeseries
 from torrentlab.sweep import Job, Sweep, label, run_jobs
 
 SWEEPS = {"rtt": "rtt.sweep.toml", "as": "as.sweep.toml", "loss": "loss.sweep.toml"}
@@ -135,12 +135,11 @@ def fig_rtt(runs: pd.DataFrame, out: Path) -> list[Path]:
     for lim, g in part.groupby(LIMITS, sort=False):
         pts = _points(g, "network.rtt")
         x = pts["network.rtt"].map(_rtt_ms)
-        ax.errorbar(x, pts["mean"], yerr=[pts["mean"] - pts["lo"], pts["hi"] - pts["mean"]], marker="o",
-                    ms=3, capsize=3, lw=1, label=limits_label(str(lim).split("; ")))
+        errorbar_sweep(ax, x, pts["mean"], pts["lo"], pts["hi"], limits_label(str(lim).split("; ")))
     ax.set_xlabel("RTT between peers [ms]")
     ax.set_ylabel("download completion time [s]")
     ax.set_title("Completion time vs RTT (mean, min/max over leechers and runs)")
-    ax.legend(title="upload limit (seed/leechers)", fontsize=7)
+    legend(ax, title="upload limit (seed/leechers)")
     return save(fig, out / "fig_rtt")
 
 
@@ -154,7 +153,7 @@ def fig_as(runs: pd.DataFrame, out: Path) -> list[Path]:
         pts = _points(g, AS_KEY)
         names = [f"{'/'.join(v.split('; ')[:3])}\nseed {v.split('; ')[3]}" for v in pts[AS_KEY]]
         x = np.arange(len(pts))
-        ax.bar(x, pts["mean"], yerr=[pts["mean"] - pts["lo"], pts["hi"] - pts["mean"]], capsize=3, color="C0")
+        bars(ax, x, pts["mean"], lo=pts["lo"], hi=pts["hi"], color="C0")
         ax.set_xticks(x, names, fontsize=6, rotation=45, ha="right")
         ax.set_title(f"upload limit {limits_label(lim.split('; ')[:2])}")
     axes[0][0].set_ylabel("download completion time [s]")
@@ -171,15 +170,17 @@ def loss_table(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def fig_loss(table: pd.DataFrame, out: Path) -> list[Path]:
+    """5 % loss: mean completion time per RTT and upload limit, one bar for
+    TSO off and one for TSO on (`loss_table`)."""
     fig, ax = plt.subplots(figsize=(7, 3.8))
     x = np.arange(len(table))
     for i, col in enumerate(c for c in table.columns if c.startswith("tso_")):
-        ax.bar(x + (i - 0.5) * 0.4, table[col], width=0.4, label=col.removesuffix("_s").replace("_", " "))
+        bars(ax, x + (i - 0.5) * 0.4, table[col], label=col.removesuffix("_s").replace("_", " "), width=0.4)
     names = [f"{r['rtt']}\n{limits_label(r['upload_limits'].split('; '))}" for _, r in table.iterrows()]
     ax.set_xticks(x, names, fontsize=6)
     ax.set_ylabel("download completion time [s]")
     ax.set_title("5 % ingress loss: TSO off vs on")
-    ax.legend(fontsize=7)
+    legend(ax)
     return save(fig, out / "fig_loss")
 
 
@@ -189,15 +190,12 @@ def fig_send_gaps(gaps: pd.DataFrame, out: Path) -> list[Path]:
     part = gaps[(gaps["sweep"] == "rtt") & (gaps[LIMITS] == "20 kB/s; 20 kB/s")]
     fig, ax = plt.subplots(figsize=(6, 4))
     for rtt, g in part.groupby("network.rtt", sort=False):
-        h = g.groupby("gap_hi_s", sort=True)["sends"].sum()
-        if h.sum() == 0:
-            continue
-        ax.step(h.index, h.cumsum() / h.sum(), where="post", lw=1, label=str(rtt))
+        cdf_from_histogram(ax, g["gap_hi_s"], g["sends"], str(rtt))
     ax.set_xscale("log")
     ax.set_xlabel("time between successive sends on a connection [s]")
     ax.set_ylabel("CDF")
     ax.set_title("Time between application sends at leechers (20 kB/s)")
-    ax.legend(title="RTT", fontsize=7)
+    legend(ax, title="RTT")
     return save(fig, out / "fig_send_gaps")
 
 
@@ -208,11 +206,11 @@ def fig_srtt(sends: pd.DataFrame, out: Path) -> list[Path]:
     fig, ax = plt.subplots(figsize=(6, 4))
     for rtt, g in part.groupby("network.rtt", sort=False):
         if rtt in ("0 ms", "120 ms", "400 ms", "1000 ms"):
-            ecdf(ax, g["srtt_ms"], str(rtt), lw=1)
+            cdf(ax, g["srtt_ms"], str(rtt))
     ax.set_xlabel("SRTT at the application send [ms]")
     ax.set_ylabel("CDF of sends")
     ax.set_title("TCP RTT estimate at every send of one leecher (20 kB/s)")
-    ax.legend(title="RTT", fontsize=7)
+    legend(ax, title="RTT")
     return save(fig, out / "fig_srtt")
 
 
@@ -225,11 +223,11 @@ def fig_pieces(haves: pd.DataFrame, out: Path) -> list[Path]:
         if rtt not in ("0 ms", "400 ms", "1000 ms"):
             continue
         t = np.sort(g["time_s"].to_numpy())
-        ax.plot(t, np.arange(1, len(t) + 1), lw=1, label=str(rtt))
+        timeseries(ax, t, np.arange(1, len(t) + 1), str(rtt))
     ax.set_xlabel("time [s]")
     ax.set_ylabel("pieces held by all leechers")
     ax.set_title("Pieces available at leechers over time (HAVE messages)")
-    ax.legend(title="RTT", fontsize=7)
+    legend(ax, title="RTT")
     return save(fig, out / "fig_pieces")
 
 
@@ -238,13 +236,12 @@ def fig_payload(payload: pd.DataFrame, out: Path) -> list[Path]:
     part = payload[(payload["sweep"] == "loss") & (payload["network.rtt"] == "400 ms")]
     fig, ax = plt.subplots(figsize=(6, 4))
     for tso, g in part.groupby("tcp.tso", sort=True):
-        h = g.groupby("payload_bytes")["segments"].sum()
-        ax.step(h.index, h.cumsum() / h.sum(), where="post", lw=1, label=f"TSO {'on' if tso else 'off'}")
+        cdf_from_histogram(ax, g["payload_bytes"], g["segments"], f"TSO {'on' if tso else 'off'}")
     ax.set_xscale("log")
     ax.set_xlabel("TCP payload length [bytes]")
     ax.set_ylabel("CDF of segments")
     ax.set_title("TCP payload lengths on the wire (RTT 400 ms, 5 % loss)")
-    ax.legend(fontsize=7)
+    legend(ax)
     return save(fig, out / "fig_payload")
 
 

@@ -17,7 +17,7 @@ import pandas as pd
 
 from torrentlab.experiments import scenario_dir
 from torrentlab.output import atomic_dir, write_frame
-from torrentlab.plots import ecdf, save, windows_and_queue
+from torrentlab.plots import cdf, legend, save, windows_and_queue
 from torrentlab.sweep import Job, Sweep, load_toml, run_jobs, summary_with_params
 
 #: Single runs: key -> (scenario file, caption).
@@ -69,6 +69,10 @@ def summary_table(single: dict[str, pd.DataFrame], sweep: pd.DataFrame) -> pd.Da
 
 
 def figures(results: dict, sweep: pd.DataFrame, out: Path) -> list[Path]:
+    """fig_a, fig_b: windows and queue of (a) and (b); fig_c: the same for the
+    three latecomer runs side by side; fig_d: CDF of F over the runs of (d) per
+    (C, B), slow start off and on. Side by side panels share their curves'
+    labels and colours, so only the rightmost has the legend."""
     paths = []
     for key in ("a", "b"):
         res = results[key]
@@ -76,18 +80,20 @@ def figures(results: dict, sweep: pd.DataFrame, out: Path) -> list[Path]:
         windows_and_queue(aw, aq, res.timeseries, res.flows, res.queue, SINGLE_RUNS[key][1])
         paths += save(fig, out / f"fig_{key}")
     fig, axes = plt.subplots(2, 3, figsize=(12, 4.5), sharex=True, height_ratios=[2, 1])
-    for i, key in enumerate(("c1", "c2", "c3")):
+    latecomers = ("c1", "c2", "c3")
+    for i, key in enumerate(latecomers):
         res = results[key]
-        windows_and_queue(axes[0, i], axes[1, i], res.timeseries, res.flows, res.queue, SINGLE_RUNS[key][1])
+        windows_and_queue(axes[0, i], axes[1, i], res.timeseries, res.flows, res.queue, SINGLE_RUNS[key][1],
+                          with_legend=key == latecomers[-1])
     paths += save(fig, out / "fig_c")
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.5), sharey=True)
     for ax, ss in zip(axes, (False, True), strict=True):
         part = sweep[sweep["tcp.slow_start"] == ss]
         for (cap, buf), g in part.groupby(["network.bottleneck.capacity", "network.bottleneck.buffer"], sort=False):
-            ecdf(ax, g["jain_index"], f"C={cap}, B={buf}")
+            cdf(ax, g["jain_index"], f"C={cap}, B={buf}")
         ax.set_title(f"(d) slow start {'on' if ss else 'off'}")
         ax.set_xlabel("Jain's fairness index F")
-        ax.legend(fontsize=7, loc="upper left")
+    legend(axes[-1])
     axes[0].set_ylabel("CDF over runs")
     paths += save(fig, out / "fig_d")
     return paths

@@ -246,6 +246,11 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         self.picker.have().is_complete()
     }
 
+    /// The torrent this client shares.
+    pub fn torrent(&self) -> &Torrent {
+        &self.torrent
+    }
+
     pub fn pieces_had(&self) -> u32 {
         self.picker.have().count()
     }

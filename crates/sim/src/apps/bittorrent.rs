@@ -377,6 +377,16 @@ impl App for Swarm {
         crate::swarm::recorder::spill_uplink_logs(&mut f.net, now, sp);
     }
 
+    /// The pieces the leechers hold, of those they need (each leecher needs
+    /// the whole torrent).
+    fn work(&self) -> Option<(u64, u64)> {
+        let leechers = self.peers.iter().filter(|p| !p.seed);
+        let (had, need) = leechers.fold((0, 0), |(h, n), p| {
+            (h + u64::from(p.client.pieces_had()), n + u64::from(p.client.torrent().pieces()))
+        });
+        Some((had, need))
+    }
+
     fn into_any(self: Box<Self>) -> Box<dyn Any> {
         self
     }

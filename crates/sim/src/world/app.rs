@@ -79,6 +79,13 @@ pub(crate) trait App {
     /// Hands over growing logs, if there are `sp.rows` rows or more.
     fn spill(&mut self, _now: Time, _f: &mut Fabric, _sp: &mut Spill<'_>) {}
 
+    /// For an application whose end ends the run: its work done and its
+    /// whole work, in units of its own (a swarm: pieces). Asked only when
+    /// the run is watched, to show progress.
+    fn work(&self) -> Option<(u64, u64)> {
+        None
+    }
+
     /// For reports: the application as its own type.
     fn into_any(self: Box<Self>) -> Box<dyn Any>;
 }

@@ -32,7 +32,7 @@ use torrentlab_transport::stream::Endpoint;
 
 use crate::event_bits;
 use crate::timer::{Firing, Tag};
-use crate::watch::{Pacer, Spill, Watch};
+use crate::watch::{Look, Pacer, Spill, Watch};
 
 /// Counters a benchmark reports.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -141,7 +141,7 @@ impl World {
         let mut pacer = Pacer::new(every);
         while let Some((now, ev)) = self.f.q.pop_sifted(|at, ev| sift_timer(&mut self.f.conns, at, ev)) {
             if pacer.due(now) {
-                watch(now)?;
+                watch(self.look(now))?;
                 if let Some(sp) = spill.as_deref_mut() {
                     for app in &mut self.apps {
                         app.spill(now, &mut self.f, sp);
@@ -189,7 +189,14 @@ impl World {
                 Ev::End => break,
             }
         }
-        watch(self.end)
+        watch(self.look(self.end))
+    }
+
+    /// What a watch sees at `now`: the time, and the share of the work done
+    /// over the applications that report theirs ([`App::work`]).
+    fn look(&self, now: Time) -> Look {
+        let work = self.apps.iter().filter_map(|a| a.work()).reduce(|(d, t), (d2, t2)| (d + d2, t + t2));
+        Look { now, done: work.map(|(d, t)| if t == 0 { 1.0 } else { d as f64 / t as f64 }) }
     }
 
     /// After endpoint (conn, side) took a packet or a timeout: tell its

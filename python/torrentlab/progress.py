@@ -1,0 +1,107 @@
+"""Live progress on the terminal (stderr), for sweeps and long runs.
+
+A sweep's bar shows runs done out of the total, the failures so far, the
+simulated seconds the finished runs covered per wall second, and an ETA from
+the pace of the runs finished. A run's bar follows its work, not its clock: a
+swarm ends when its last leecher finishes, usually long before its duration
+cap, so its bar and ETA follow the pieces the leechers hold out of those
+they need (the engine reports both); a run that lasts its whole duration (a
+dumbbell) follows its simulated time. ``--quiet`` shows nothing.
+"""
+
+from __future__ import annotations
+
+import time
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
+
+#: Progress goes to stderr, so that stdout stays for results.
+CONSOLE = Console(stderr=True)
+
+
+class NoBar:
+    """What a bar does under ``--quiet``: nothing."""
+
+    def start(self, total: int | None) -> None:
+        pass
+
+    def finished(self, sim_s: float, failed: bool) -> None:
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        return False
+
+
+class SweepBar(NoBar):
+    """A sweep's bar: runs done / total, failures, simulated seconds per wall
+    second over the finished runs, and an ETA."""
+
+    def __init__(self, describe: str, console: Console = CONSOLE) -> None:
+        self.describe = describe
+        self.bar = Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("{task.fields[failed]}"), TextColumn("{task.fields[pace]}"), TimeRemainingColumn(),
+            console=console, transient=False,
+        )
+        self.task = None
+        self.failed = 0
+        self.sim_s = 0.0
+        self.t0 = time.monotonic()
+
+    def __enter__(self):
+        self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        return self.bar.__exit__(*exc)
+
+    def start(self, total: int | None) -> None:
+        self.t0 = time.monotonic()
+        self.task = self.bar.add_task(self.describe, total=total, failed="", pace="")
+
+    def finished(self, sim_s: float, failed: bool) -> None:
+        """One run finished (`failed`: the engine failed on it), having
+        simulated `sim_s` seconds."""
+        self.failed += failed
+        self.sim_s += sim_s
+        wall = max(time.monotonic() - self.t0, 1e-9)
+        self.bar.update(self.task, advance=1, failed=f"{self.failed} failed" if self.failed else "",
+                        pace=f"{self.sim_s / wall:,.0f} sim s/wall s")
+
+
+def sweep_bar(describe: str, show: bool) -> NoBar:
+    return SweepBar(describe) if show else NoBar()
+
+
+class RunBar:
+    """One run's bar: its work done (see the module's documentation), the
+    simulated time, simulated seconds per wall second and an ETA. Use
+    :meth:`update` as the ``progress`` callback of :func:`torrentlab.run`."""
+
+    def __init__(self, describe: str, duration_s: float, show: bool, console: Console = CONSOLE) -> None:
+        self.duration_s = duration_s
+        self.bar = Progress(
+            TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(), TextColumn("{task.fields[clock]}"),
+            TimeRemainingColumn(), console=console, transient=True, disable=not show,
+        )
+        self.task = self.bar.add_task(describe, total=1.0, clock="")
+        self.t0 = time.monotonic()
+
+    def __enter__(self):
+        self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        return self.bar.__exit__(*exc)
+
+    def update(self, t: float, done: float | None = None) -> None:
+        """At simulated second `t`, with the fraction `done` of the run's
+        work done (None: a run that lasts its duration)."""
+        frac = done if done is not None else t / self.duration_s if self.duration_s > 0 else 1.0
+        wall = max(time.monotonic() - self.t0, 1e-9)
+        self.bar.update(self.task, completed=min(max(frac, 0.0), 1.0),
+                        clock=f"{t:,.0f} sim s, {t / wall:,.0f} sim s/wall s")
