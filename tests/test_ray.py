@@ -112,3 +112,14 @@ def test_a_ray_address_with_nothing_there_is_refused_at_once_with_exit_2(tmp_pat
     assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr, r.stderr
     assert time.monotonic() - t0 < 30, "refused without Ray's minute of retries"
     assert not (tmp_path / "o").exists() and not (tmp_path / ".o.partial").exists()
+
+
+def test_reproduce_on_ray_gives_the_tables_of_reproduce_on_local_threads(cluster, tmp_path):
+    for where, more in (("local", ["-j", "2"]), ("ray", ["--ray", cluster])):
+        r = cli("reproduce", "rossi2010", "--quick", "-q", "-o", str(tmp_path / where), *more)
+        assert r.returncode == 0, r.stderr
+    names = sorted(p.relative_to(tmp_path / "local").as_posix() for p in (tmp_path / "local").rglob("*.parquet"))
+    assert "d_runs.parquet" in names and "runs/a/timeseries.parquet" in names
+    for name in names:
+        a = pq.read_table(tmp_path / "local" / name)
+        assert a.equals(pq.read_table(tmp_path / "ray" / name)), name

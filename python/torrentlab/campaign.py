@@ -147,11 +147,27 @@ def campaign_dir(out_dir: str | os.PathLike[str], sweep_name: str, *, force: boo
         os.close(fd)
 
 
+def _with(table, columns: dict[str, Any]):
+    """`table` (Arrow) with a column of each constant in `columns`, replacing
+    a column of the same name where it has one (as ``DataFrame.assign``)."""
+    import pyarrow as pa
+
+    for name, value in columns.items():
+        col = pa.array([value] * table.num_rows)
+        i = table.schema.get_field_index(name)
+        table = table.set_column(i, name, col) if i >= 0 else table.append_column(name, col)
+    return table
+
+
 def keep_run(partial: Path):
     """A ``keep=`` for :func:`torrentlab.sweep.run_jobs` that writes each
     finished run (or the engine's failure on it) into `partial` at once and
-    returns its key."""
-    from torrentlab.output import write_frame
+    returns its key. Tables stay in Arrow from the engine to the file (a
+    round trip through pandas cost more than a small run)."""
+    import pyarrow.parquet as pq
+
+    def write(table):
+        return lambda p: pq.write_table(table, p, compression="zstd")
 
     def keep(job: Job, res) -> tuple[str, str | None]:
         key = run_key(job)
@@ -164,12 +180,12 @@ def keep_run(partial: Path):
             return key, None
         second = "peers" if res.kind == "swarm" else "flows"
         _write_atomic(partial / second / f"{key}.parquet",
-                      lambda p: write_frame((res.peers if second == "peers" else res.flows)
-                                            .assign(seed=job.seed, **extra), p))
-        row = res.summary.assign(**extra, scenario=json.dumps(job.scenario, sort_keys=True, default=str),
-                                 torrentlab_version=_version(), torrentlab_commit=_commit(), worker=res.worker,
-                                 wall_s=res.perf.get("wall_seconds", float("nan")))
-        _write_atomic(partial / RUNS / f"{key}.parquet", lambda p: write_frame(row, p))
+                      write(_with(res.tables[second], {"seed": job.seed, **extra})))
+        row = _with(res.tables["summary"], {
+            **extra, "scenario": json.dumps(job.scenario, sort_keys=True, default=str),
+            "torrentlab_version": _version(), "torrentlab_commit": _commit(), "worker": res.worker,
+            "wall_s": float(res.perf.get("wall_seconds", float("nan")))})
+        _write_atomic(partial / RUNS / f"{key}.parquet", write(row))
         (partial / FAILED / f"{key}.json").unlink(missing_ok=True)
         return key, second
 
@@ -209,7 +225,14 @@ def collect(partial: Path, jobs) -> tuple[Any, Any, str]:
     name of the second table. Runs of jobs no longer in the sweep, and
     files a killed writer left half-written, are removed from `partial`."""
     import pandas as pd
+    import pyarrow as pa
     import pyarrow.parquet as pq
+
+    def read_all(paths: list[Path]) -> pd.DataFrame:
+        # One conversion to pandas for every file (Arrow concatenates them).
+        if not paths:
+            return pd.DataFrame()
+        return pa.concat_tables([pq.read_table(p) for p in paths], promote_options="default").to_pandas()
 
     keys = [run_key(j) for j in jobs]
     wanted = set(keys)
@@ -220,10 +243,7 @@ def collect(partial: Path, jobs) -> tuple[Any, Any, str]:
                 f.unlink()
     have = [k for k in keys if (partial / RUNS / f"{k}.parquet").exists()]
     second = next((s for s in SECOND if (partial / s).is_dir()), "flows")
-    runs = pd.concat([pq.read_table(partial / RUNS / f"{k}.parquet").to_pandas() for k in have],
-                     ignore_index=True) if have else pd.DataFrame()
-    rows = [partial / second / f"{k}.parquet" for k in have]
-    more = pd.concat([pq.read_table(p).to_pandas() for p in rows if p.exists()],
-                     ignore_index=True) if have else pd.DataFrame()
+    runs = read_all([partial / RUNS / f"{k}.parquet" for k in have])
+    more = read_all([p for k in have if (p := partial / second / f"{k}.parquet").exists()])
     return runs, more, second
 

@@ -128,8 +128,11 @@ def _cmd_run(args) -> int:
 def _cmd_reproduce(args) -> int:
     module = importlib.import_module(EXPERIMENTS[args.experiment])
     dest = Path(args.output) if args.output else Path("results") / args.experiment
-    report = module.reproduce(dest, quick=args.quick, workers=args.jobs, show_progress=not args.quiet,
-                              force=args.force)
+    from torrentlab.executors import executor
+
+    with closing(executor(args.ray, args.jobs)) as ex:
+        report = module.reproduce(dest, quick=args.quick, show_progress=not args.quiet, force=args.force,
+                                  executor=ex)
     out.print(module.render(report, title=f"{args.experiment}{' (quick)' if args.quick else ''}"))
     out.print(f"wrote {report.out_dir}/: tables (Parquet) and {len(report.figures)} figure files")
     return 0
@@ -394,6 +397,9 @@ def parser() -> argparse.ArgumentParser:
                        help=f"output directory (default results/<{default_dir}>)")
         c.add_argument("-j", "--jobs", type=_whole(1), default=None,
                        help="parallel runs, 1 or more (default: every core)")
+        c.add_argument("--ray", metavar="ADDRESS", type=_text("a Ray address"),
+                       help="run on a Ray cluster: 'auto' (the cluster on this machine, or a local one) or its "
+                            "address (HOST:6379, ray://HOST:10001); see docs/cluster.md")
         c.add_argument("-q", "--quiet", action="store_true")
         _output_safety(c)
         c.set_defaults(func=func)
@@ -408,9 +414,6 @@ def parser() -> argparse.ArgumentParser:
                    ("file", "FILE", {"type": file_arg}), "use the sweep's quick_runs seeds", "sweep name", _cmd_sweep)
     sw.add_argument("--mix-versions", action="store_true",
                     help="add runs of this torrentlab version to a campaign that holds another version's")
-    sw.add_argument("--ray", metavar="ADDRESS", type=_text("a Ray address"),
-                    help="run on a Ray cluster: 'auto' (the cluster on this machine, or a local one) or its "
-                         "address (HOST:6379, ray://HOST:10001); see docs/cluster.md")
 
     rp = sub.add_parser("report", help="write one self-contained HTML page of a result directory (plots, "
                                        "tables, every run's scenario); opens from disk, no network")

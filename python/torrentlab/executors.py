@@ -125,9 +125,12 @@ class Ray:
 
         try:
             version, commit, res = self.ray.get(handle)
-        except self.ray.exceptions.RayTaskError as e:
+        except self.ray.exceptions.RayTaskError as e:  # the run raised: its own error
             cause = getattr(e, "cause", None)
             raise (cause if isinstance(cause, BaseException) else e) from None
+        except self.ray.exceptions.RayError as e:  # a worker or node died under it
+            raise ClusterError(f"a run was lost on the Ray cluster ({type(e).__name__}: {e}); the runs that "
+                               "finished are kept: run the same sweep again to make the rest") from None
         if (version, commit) != (torrentlab.__version__, torrentlab.__git_commit__):
             raise ClusterError(f"a Ray worker ({res.worker}) has torrentlab {version} ({commit}), the driver "
                                f"{torrentlab.__version__} ({torrentlab.__git_commit__}); install one on every node")

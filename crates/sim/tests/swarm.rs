@@ -327,3 +327,34 @@ fn unlimited_uplinks_report_no_capacity_no_utilisation_and_no_queueing() {
     assert!(up.f64_column("queue_nonempty_fraction").iter().all(|&f| f == 0.0));
     assert_eq!(out.table("uplink_queue").rows(), 0);
 }
+
+/// Every look a watch gets of a swarm run.
+fn looks(sc: &SwarmScenario) -> Vec<torrentlab_sim::Look> {
+    let mut seen = Vec::new();
+    let watch = &mut |l| {
+        seen.push(l);
+        std::ops::ControlFlow::Continue(())
+    };
+    torrentlab_sim::run_swarm_watched(sc, watch, None).expect("never stopped");
+    seen
+}
+
+#[test]
+fn the_watch_sees_the_share_of_pieces_the_leechers_hold_rise_to_one_as_the_last_leecher_finishes() {
+    let seen = looks(&flash_crowd(10, "2 MB", 100, ""));
+    let done: Vec<f64> = seen.iter().map(|l| l.done.expect("a swarm reports its work")).collect();
+    assert!(done.len() > 3, "looked at least once per simulated minute ({} looks)", done.len());
+    assert!(done.windows(2).all(|w| w[0] <= w[1]), "pieces are never lost: {done:?}");
+    assert!(done[0] < 0.5 && *done.last().unwrap() == 1.0, "{done:?}");
+    assert!(seen.windows(2).all(|w| w[0].now <= w[1].now), "time never goes backwards");
+}
+
+#[test]
+fn a_swarm_cut_short_by_its_duration_shows_part_of_its_work_done_at_its_last_look() {
+    let mut sc = flash_crowd(10, "2 MB", 100, "");
+    let full = looks(&sc).last().unwrap().now;
+    sc.duration = torrentlab_engine::Duration::from_nanos(full.0 / 2);
+    let last = *looks(&sc).last().unwrap();
+    let done = last.done.unwrap();
+    assert!(done > 0.0 && done < 1.0, "half the time, part of the pieces: {done}");
+}

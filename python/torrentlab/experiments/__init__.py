@@ -1,6 +1,8 @@
 """The published experiments torrentlab reproduces, one module each.
 
-Each module has ``reproduce(out_dir, quick=False, workers=None) -> Report`` and
+Each module has ``reproduce(out_dir, quick=False, workers=None, show_progress=True,
+force=False, executor=None) -> Report`` (runs on `executor`, see
+:mod:`torrentlab.executors`; default a thread pool of `workers`) and
 ``render(report, title)`` (a rich table of its summary).
 """
 

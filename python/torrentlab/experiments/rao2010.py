@@ -70,13 +70,14 @@ def _params_of(job: Job) -> dict:
     return dict(job.params)
 
 
-def run_all(quick: bool, workers: int | None, show_progress: bool) -> dict[str, pd.DataFrame]:
-    """Runs the three sweeps; returns each kept table concatenated over runs."""
+def run_all(quick: bool, workers: int | None, show_progress: bool, executor=None) -> dict[str, pd.DataFrame]:
+    """Runs the three sweeps (on `executor`, default a thread pool of
+    `workers`); returns each kept table concatenated over runs."""
     kept: dict[str, list[pd.DataFrame]] = {}
     for name, fname in SWEEPS.items():
         sweep = Sweep.from_file(scenario_dir("rao2010") / fname)
         for r in run_jobs(sweep.jobs(quick=quick), workers=workers, describe=f"rao2010 {name}",
-                          keep=_keep(name), show_progress=show_progress):
+                          keep=_keep(name), show_progress=show_progress, executor=executor):
             for t, df in r.items():
                 kept.setdefault(t, []).append(df)
     return {t: pd.concat(dfs, ignore_index=True) for t, dfs in kept.items()}
@@ -260,12 +261,13 @@ def render(report: Report, title: str):
 
 
 def reproduce(out_dir: str | os.PathLike[str], quick: bool = False, workers: int | None = None,
-              show_progress: bool = True, force: bool = False) -> Report:
-    """Runs the E0 sweeps, writes Parquet tables and figures into `out_dir`
-    atomically, and returns the summary table."""
+              show_progress: bool = True, force: bool = False, executor=None) -> Report:
+    """Runs the E0 sweeps (on `executor`, see :mod:`torrentlab.executors`),
+    writes Parquet tables and figures into `out_dir` atomically, and returns
+    the summary table."""
     out = Path(out_dir)
     with atomic_dir(out, force=force, kind="reproduce", experiment="rao2010", quick=quick) as tmp:
-        kept = run_all(quick, workers, show_progress)
+        kept = run_all(quick, workers, show_progress, executor)
         runs = kept["summary"]
         for name, df in kept.items():
             write_frame(df, tmp / f"{'runs' if name == 'summary' else name}.parquet")

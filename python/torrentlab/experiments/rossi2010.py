@@ -118,19 +118,22 @@ def render(report: Report, title: str):
 
 
 def reproduce(out_dir: str | os.PathLike[str], quick: bool = False, workers: int | None = None,
-              show_progress: bool = True, force: bool = False) -> Report:
-    """Runs E4 (a)-(d), writes Parquet tables and figures into `out_dir`
-    atomically, and returns the summary table."""
+              show_progress: bool = True, force: bool = False, executor=None) -> Report:
+    """Runs E4 (a)-(d) (on `executor`, see :mod:`torrentlab.executors`),
+    writes Parquet tables and figures into `out_dir` atomically, and returns
+    the summary table."""
     out = Path(out_dir)
     with atomic_dir(out, force=force, kind="reproduce", experiment="rossi2010", quick=quick) as tmp:
         sjobs = single_jobs()
-        single = run_jobs(sjobs, workers=workers, describe="rossi2010 (a)-(c)", show_progress=show_progress)
+        single = run_jobs(sjobs, workers=workers, describe="rossi2010 (a)-(c)", show_progress=show_progress,
+                          executor=executor)
         results = {dict(j.params)["run"]: r for j, r in zip(sjobs, single, strict=True)}
         for key, res in results.items():
             res.write(tmp / "runs" / key)
         sweep = Sweep.from_file(scenario_dir("rossi2010") / SWEEP)
         dres = run_jobs(sweep.jobs(quick=quick), workers=workers, describe="rossi2010 (d) sweep",
-                        show_progress=show_progress, keep=summary_with_params)
+                        show_progress=show_progress, keep=summary_with_params, executor=executor,
+                        tables=("summary",))
         dsum = pd.concat(dres, ignore_index=True)
         write_frame(dsum, tmp / "d_runs.parquet")
         table = summary_table({k: r.summary for k, r in results.items()}, dsum)

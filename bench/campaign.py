@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""The campaign machinery's cost and scaling: one 200-run campaign of small
+swarms (1 seed and 10 to 40 leechers sharing 4 MB, 0.05-0.3 s each), timed as whole processes:
+
+- ``direct``: one process expands the sweep and calls ``torrentlab.run`` for
+  each run in turn, keeping nothing (the engine alone, plus Python's start);
+- ``local-1``, ``local-2``: ``torrentlab sweep FILE -o DIR -q -j N``, each run
+  written as it finishes, the tables collected at the end;
+- ``ray``: the same sweep with ``--ray ADDRESS``, on a Ray instance of 2 CPUs
+  started once beforehand (``ray start --head``), so Ray's own start is not
+  counted.
+
+The modes alternate within each round (a drift of the machine weighs on all
+alike); each figure is the median over rounds. Reported: runs per minute of
+each mode, the scaling of 2 local workers over 1 (target over 1.8x), the
+campaign's per-run overhead against ``direct`` (``local-1`` / ``direct`` - 1,
+target under 5 %), and Ray's overhead against ``local-2``.
+
+    python3 bench/campaign.py [--rounds 3] [--runs 50] [--no-ray]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SWARM = """\
+[run]
+duration = "2 h"
+
+[torrent]
+size = "4 MB"
+piece_size = "256 KiB"
+
+[network]
+rtt = "100 ms"
+
+[[peers]]
+role = "seed"
+upload_limit = "40 kB/s"
+
+[[peers]]
+role = "leecher"
+count = 4
+upload_limit = "20 kB/s"
+"""
+
+
+def direct(sweep_file: str) -> None:
+    """The engine alone: every run of the sweep, one after the other."""
+    import torrentlab
+    from torrentlab.sweep import Sweep
+
+    for job in Sweep.from_file(sweep_file).jobs():
+        torrentlab.run(job.scenario, seed=job.seed)
+
+
+def timed(cmd: list[str], env: dict[str, str]) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - t0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--runs", type=int, default=50, help="seeds per point (4 points)")
+    ap.add_argument("--no-ray", action="store_true")
+    ap.add_argument("--direct", metavar="SWEEP", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.direct:
+        direct(args.direct)
+        return 0
+
+    work = Path(tempfile.mkdtemp(prefix="tl-campaign-bench-"))
+    (work / "swarm.toml").write_text(SWARM)
+    sweep = work / "c.sweep.toml"
+    sweep.write_text(f'base = "swarm.toml"\nruns = {args.runs}\n[grid]\n"peers.1.count" = [10, 20, 30, 40]\n')
+    total = 4 * args.runs
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    exe = [sys.executable, "-m", "torrentlab.cli"]
+    modes: dict[str, list[str]] = {
+        "direct": [sys.executable, __file__, "--direct", str(sweep)],
+        "local-1": [*exe, "sweep", str(sweep), "-q", "-j", "1", "-o"],
+        "local-2": [*exe, "sweep", str(sweep), "-q", "-j", "2", "-o"],
+    }
+    ray_exe = shutil.which("ray") or str(Path(sys.executable).with_name("ray"))
+    if not args.no_ray:
+        (work / "token").write_text(secrets.token_hex(32))
+        env.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN_PATH=str(work / "token"))
+        port = 6390
+        subprocess.run([ray_exe, "start", "--head", f"--port={port}", "--num-cpus=2", "--include-dashboard=false",
+                        "--disable-usage-stats", f"--temp-dir={work / 'ray'}"], check=True, env=env,
+                       capture_output=True)
+        modes["ray"] = [*exe, "sweep", str(sweep), "-q", "--ray", f"127.0.0.1:{port}", "-o"]
+    times: dict[str, list[float]] = {m: [] for m in modes}
+    try:
+        for r in range(args.rounds):
+            order = list(modes) if r % 2 == 0 else list(reversed(modes))
+            for m in order:
+                cmd = modes[m] + ([str(work / f"out-{m}-{r}")] if m != "direct" else [])
+                times[m].append(timed(cmd, env))
+                print(f"round {r + 1}/{args.rounds} {m}: {times[m][-1]:.1f} s", file=sys.stderr)
+    finally:
+        if not args.no_ray:
+            subprocess.run([ray_exe, "stop", "--force"], env=env, capture_output=True)
+        shutil.rmtree(work, ignore_errors=True)
+
+    med = {m: statistics.median(t) for m, t in times.items()}
+    print(f"{total} runs per campaign, {args.rounds} rounds, median wall time per mode")
+    print(f"{'mode':8} {'wall s':>8} {'runs/min':>9}")
+    for m, t in med.items():
+        print(f"{m:8} {t:8.1f} {60 * total / t:9.0f}")
+    print(f"scaling, 2 local workers over 1: {med['local-1'] / med['local-2']:.2f}x (target over 1.8x)")
+    print(f"campaign overhead per run, local-1 over direct: {100 * (med['local-1'] / med['direct'] - 1):+.1f} % "
+          f"({1000 * (med['local-1'] - med['direct']) / total:+.1f} ms per run; target under 5 %)")
+    if "ray" in med:
+        print(f"Ray overhead, ray (2 CPUs) over local-2: {100 * (med['ray'] / med['local-2'] - 1):+.1f} % "
+              f"({1000 * (med['ray'] - med['local-2']) / total:+.1f} ms per run)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
