@@ -122,10 +122,10 @@ def test_a_run_the_engine_fails_on_is_recorded_and_the_others_go_on(tmp_path, mo
     jobs = Sweep.from_file(f).jobs()
     real = executors_mod.run
 
-    def flaky(scenario, *, seed, cancel):
+    def flaky(scenario, *, seed, **kw):
         if seed == 2:
             raise SimulationError("engine bug")
-        return real(scenario, seed=seed, cancel=cancel)
+        return real(scenario, seed=seed, **kw)
 
     monkeypatch.setattr(executors_mod, "run", flaky)
     with pytest.raises(RuntimeError, match="stop"), campaign_dir(tmp_path / "o", "c") as (partial, _):

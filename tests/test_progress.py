@@ -93,3 +93,18 @@ def test_a_sweeps_bar_sees_every_run_and_its_simulated_time(tmp_path, monkeypatc
     (bar,) = bars
     assert bar.bar.tasks[0].completed == 4 and bar.failed == 0
     assert bar.sim_s == sum(r.perf["sim_seconds"] for r in res) > 0
+
+
+def test_a_sweeps_bar_moves_with_the_work_of_the_swarms_under_way_and_counts_each_run_once():
+    bar = SweepBar("s", console=Console(file=io.StringIO(), force_terminal=False))
+    with bar:
+        bar.start(4)
+        first, second = bar.watch(0), bar.watch(1)
+        first(100.0, 0.5)
+        second(100.0, 0.25)
+        second(30.0, None)  # a dumbbell's look: no share to count
+        assert bar.bar.tasks[0].completed == 0.75
+        bar.finished(200.0, False, 0)
+        assert bar.bar.tasks[0].completed == 1.25 and bar.under_way == {1: 0.25}
+        bar.finished(150.0, False, 1)
+        assert bar.bar.tasks[0].completed == 2 and not bar.under_way

@@ -41,8 +41,9 @@ class Local:
         self.token = CancelToken()
         self.pool = ThreadPoolExecutor(max_workers=self.width)
 
-    def submit(self, job, tables: tuple[str, ...] | None = None) -> Future:
-        return self.pool.submit(run, job.scenario, seed=job.seed, cancel=self.token)
+    def submit(self, job, tables: tuple[str, ...] | None = None, progress=None) -> Future:
+        """Starts `job`; `progress` is the run's progress callback."""
+        return self.pool.submit(run, job.scenario, seed=job.seed, cancel=self.token, progress=progress)
 
     def wait(self, handles: Iterable[Future]) -> list[Future]:
         finished, _ = wait(list(handles), return_when=FIRST_COMPLETED)
@@ -110,7 +111,9 @@ class Ray:
         self.in_flight = workers or 2 * cpus
         self.task = ray.remote(num_cpus=1, max_retries=0)(_remote_run)
 
-    def submit(self, job, tables: tuple[str, ...] | None = None):
+    def submit(self, job, tables: tuple[str, ...] | None = None, progress=None):
+        """Starts `job` as a task; a remote run reports only when it ends, so
+        `progress` is not called."""
         return self.task.remote(job.scenario, job.seed, tables)
 
     def wait(self, handles: Iterable[Any]) -> list[Any]:

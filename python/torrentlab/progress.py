@@ -1,8 +1,10 @@
 """Live progress on the terminal (stderr), for sweeps and long runs.
 
 A sweep's bar shows runs done out of the total, the failures so far, the
-simulated seconds the finished runs covered per wall second, and an ETA from
-the pace of the runs finished. A run's bar follows its work, not its clock: a
+simulated seconds the finished runs covered per wall second, and an ETA. The
+bar moves with the work of the swarms under way too (each counts for the
+share of its work done), so a sweep of a few long swarm runs has an ETA
+before its first run ends; runs on a Ray cluster count when they end. A run's bar follows its work, not its clock: a
 swarm ends when its last leecher finishes, usually long before its duration
 cap, so its bar and ETA follow the pieces the leechers hold out of those
 they need (the engine reports both); a run that lasts its whole duration (a
@@ -11,6 +13,7 @@ dumbbell) follows its simulated time. ``--quiet`` shows nothing.
 
 from __future__ import annotations
 
+import threading
 import time
 
 from rich.console import Console
@@ -26,7 +29,11 @@ class NoBar:
     def start(self, total: int | None) -> None:
         pass
 
-    def finished(self, sim_s: float, failed: bool) -> None:
+    def watch(self, run: int):
+        """The progress callback for run number `run` (None: no callback)."""
+        return None
+
+    def finished(self, sim_s: float, failed: bool, run: int | None = None) -> None:
         pass
 
     def __enter__(self):
@@ -48,9 +55,13 @@ class SweepBar(NoBar):
             console=console, transient=False,
         )
         self.task = None
+        self.done = 0
         self.failed = 0
         self.sim_s = 0.0
         self.t0 = time.monotonic()
+        #: The share of its work done of each swarm run under way, by run number.
+        self.under_way: dict[int, float] = {}
+        self.lock = threading.Lock()
 
     def __enter__(self):
         self.bar.__enter__()
@@ -63,14 +74,27 @@ class SweepBar(NoBar):
         self.t0 = time.monotonic()
         self.task = self.bar.add_task(self.describe, total=total, failed="", pace="")
 
-    def finished(self, sim_s: float, failed: bool) -> None:
-        """One run finished (`failed`: the engine failed on it), having
-        simulated `sim_s` seconds."""
-        self.failed += failed
-        self.sim_s += sim_s
-        wall = max(time.monotonic() - self.t0, 1e-9)
-        self.bar.update(self.task, advance=1, failed=f"{self.failed} failed" if self.failed else "",
-                        pace=f"{self.sim_s / wall:,.0f} sim s/wall s")
+    def watch(self, run: int):
+        def progress(t: float, done: float | None) -> None:
+            if done is not None:
+                with self.lock:
+                    self.under_way[run] = done
+                    self.bar.update(self.task, completed=self.done + sum(self.under_way.values()))
+
+        return progress
+
+    def finished(self, sim_s: float, failed: bool, run: int | None = None) -> None:
+        """Run number `run` finished (`failed`: the engine failed on it),
+        having simulated `sim_s` seconds."""
+        with self.lock:
+            self.under_way.pop(run, None)
+            self.done += 1
+            self.failed += failed
+            self.sim_s += sim_s
+            wall = max(time.monotonic() - self.t0, 1e-9)
+            self.bar.update(self.task, completed=self.done + sum(self.under_way.values()),
+                            failed=f"{self.failed} failed" if self.failed else "",
+                            pace=f"{self.sim_s / wall:,.0f} sim s/wall s")
 
 
 def sweep_bar(describe: str, show: bool) -> NoBar:

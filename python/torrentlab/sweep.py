@@ -357,7 +357,7 @@ def run_jobs(
         try:
             while True:
                 for i, job in itertools.islice(todo, max(0, ex.in_flight - len(pending))):
-                    pending[ex.submit(job, tables)] = (i, job)
+                    pending[ex.submit(job, tables, bar.watch(i))] = (i, job)
                 if not pending:
                     break
                 for handle in ex.wait(pending):
@@ -368,7 +368,7 @@ def run_jobs(
                         res = e
                     failed = isinstance(res, BaseException)
                     done.append((i, keep(job, res)))
-                    bar.finished(0.0 if failed else res.perf.get("sim_seconds", 0.0), failed)
+                    bar.finished(0.0 if failed else res.perf.get("sim_seconds", 0.0), failed, i)
         except BaseException:
             ex.stop(list(pending))
             raise
