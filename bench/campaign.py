@@ -12,9 +12,10 @@ swarms (1 seed and 10 to 40 leechers sharing 4 MB, 0.05-0.3 s each), timed as wh
 
 The modes alternate within each round (a drift of the machine weighs on all
 alike); each figure is the median over rounds. Reported: runs per minute of
-each mode, the scaling of 2 local workers over 1 (target over 1.8x), the
-campaign's per-run overhead against ``direct`` (``local-1`` / ``direct`` - 1,
-target under 5 %), and Ray's overhead against ``local-2``.
+each mode (medians), and, as geometric means of the ratios of modes timed in
+the same round with their 95 % intervals: the scaling of 2 local workers over
+1 (target over 1.8x), the campaign against ``direct`` with one worker (its
+per-run overhead; target under 1.05x), and Ray against ``local-2``.
 
     python3 bench/campaign.py [--rounds 3] [--runs 50] [--no-ray]
 """
@@ -22,6 +23,7 @@ target under 5 %), and Ray's overhead against ``local-2``.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import secrets
 import shutil
@@ -61,6 +63,20 @@ def direct(sweep_file: str) -> None:
 
     for job in Sweep.from_file(sweep_file).jobs():
         torrentlab.run(job.scenario, seed=job.seed)
+
+
+# Two-sided 97.5 % quantiles of Student's t, by degrees of freedom.
+T975 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26, 10: 2.23}
+
+
+def paired(num: list[float], den: list[float]) -> str:
+    """The geometric mean of the per-round ratios num/den, with its 95 % interval."""
+    logs = [math.log(a / b) for a, b in zip(num, den, strict=True)]
+    mean = statistics.fmean(logs)
+    if len(logs) < 2:
+        return f"{math.exp(mean):.3f}x"
+    half = T975.get(len(logs) - 1, 2.0) * statistics.stdev(logs) / math.sqrt(len(logs))
+    return f"{math.exp(mean):.3f}x ({math.exp(mean - half):.3f}-{math.exp(mean + half):.3f})"
 
 
 def timed(cmd: list[str], env: dict[str, str]) -> float:
@@ -115,16 +131,19 @@ def main() -> int:
         shutil.rmtree(work, ignore_errors=True)
 
     med = {m: statistics.median(t) for m, t in times.items()}
-    print(f"{total} runs per campaign, {args.rounds} rounds, median wall time per mode")
+    print(f"{total} runs per campaign, {args.rounds} rounds; median wall time per mode")
     print(f"{'mode':8} {'wall s':>8} {'runs/min':>9}")
     for m, t in med.items():
         print(f"{m:8} {t:8.1f} {60 * total / t:9.0f}")
-    print(f"scaling, 2 local workers over 1: {med['local-1'] / med['local-2']:.2f}x (target over 1.8x)")
-    print(f"campaign overhead per run, local-1 over direct: {100 * (med['local-1'] / med['direct'] - 1):+.1f} % "
-          f"({1000 * (med['local-1'] - med['direct']) / total:+.1f} ms per run; target under 5 %)")
-    if "ray" in med:
-        print(f"Ray overhead, ray (2 CPUs) over local-2: {100 * (med['ray'] / med['local-2'] - 1):+.1f} % "
-              f"({1000 * (med['ray'] - med['local-2']) / total:+.1f} ms per run)")
+    # Ratios of modes timed in the same round, then their geometric mean.
+    scaling = paired(times["local-1"], times["local-2"])
+    print(f"scaling, 2 local workers over 1: {scaling} (target over 1.8x)")
+    overhead = paired(times["local-1"], times["direct"])
+    print(f"campaign over direct, 1 worker: {overhead} (target under 1.05x; "
+          f"{1000 * (med['local-1'] - med['direct']) / total:+.1f} ms per run from the medians)")
+    if "ray" in times:
+        print(f"ray (2 CPUs) over local-2: {paired(times['ray'], times['local-2'])} "
+              f"({1000 * (med['ray'] - med['local-2']) / total:+.1f} ms per run from the medians)")
     return 0
 
 

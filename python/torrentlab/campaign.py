@@ -159,11 +159,13 @@ def _with(table, columns: dict[str, Any]):
     return table
 
 
-def keep_run(partial: Path):
+def keep_run(partial: Path, made: dict[str, tuple[Any, Any]] | None = None):
     """A ``keep=`` for :func:`torrentlab.sweep.run_jobs` that writes each
     finished run (or the engine's failure on it) into `partial` at once and
     returns its key. Tables stay in Arrow from the engine to the file (a
-    round trip through pandas cost more than a small run)."""
+    round trip through pandas cost more than a small run). With `made`, the
+    two tables written are also kept there by key, so that :func:`collect`
+    need not read them back."""
     import pyarrow.parquet as pq
 
     def write(table):
@@ -179,27 +181,30 @@ def keep_run(partial: Path):
                           lambda p: p.write_text(json.dumps(doc, indent=2, default=str) + "\n"))
             return key, None
         second = "peers" if res.kind == "swarm" else "flows"
-        _write_atomic(partial / second / f"{key}.parquet",
-                      write(_with(res.tables[second], {"seed": job.seed, **extra})))
+        more = _with(res.tables[second], {"seed": job.seed, **extra})
+        _write_atomic(partial / second / f"{key}.parquet", write(more))
         row = _with(res.tables["summary"], {
             **extra, "scenario": json.dumps(job.scenario, sort_keys=True, default=str),
             "torrentlab_version": _version(), "torrentlab_commit": _commit(), "worker": res.worker,
             "wall_s": float(res.perf.get("wall_seconds", float("nan")))})
         _write_atomic(partial / RUNS / f"{key}.parquet", write(row))
         (partial / FAILED / f"{key}.json").unlink(missing_ok=True)
+        if made is not None:
+            made[key] = (row, more)
         return key, second
 
     return keep
 
 
 def run_campaign(jobs, partial: Path, *, workers: int | None = None, describe: str, show_progress: bool,
-                 executor=None) -> list[str]:
+                 executor=None, made: dict[str, tuple[Any, Any]] | None = None) -> list[str]:
     """Runs the jobs of `jobs` not finished in `partial` (on `executor`, by
-    default a thread pool of `workers`), each written as it finishes;
-    returns the keys of the runs that failed."""
+    default a thread pool of `workers`), each written as it finishes (and
+    its tables kept in `made`, see :func:`keep_run`); returns the keys of
+    the runs that failed."""
     done = done_keys(partial)
     todo = _Missing(jobs, done)
-    results = run_jobs(todo, workers=workers, describe=describe, keep=keep_run(partial),
+    results = run_jobs(todo, workers=workers, describe=describe, keep=keep_run(partial, made),
                        show_progress=show_progress, tolerate=(SimulationError,), executor=executor,
                        tables=("summary", *SECOND))
     return [key for key, second in results if second is None]
@@ -219,20 +224,23 @@ class _Missing:
         return (j for j in self.jobs if run_key(j) not in self.done)
 
 
-def collect(partial: Path, jobs) -> tuple[Any, Any, str]:
+def collect(partial: Path, jobs, made: dict[str, tuple[Any, Any]] | None = None) -> tuple[Any, Any, str]:
     """The campaign's tables in the sweep's order: every finished run of
-    `jobs` (runs, and peers or flows), read from the per-run files; and the
-    name of the second table. Runs of jobs no longer in the sweep, and
-    files a killed writer left half-written, are removed from `partial`."""
+    `jobs` (runs, and peers or flows), from `made` for the runs made now
+    and read from the per-run files for the others; and the name of the
+    second table. Runs of jobs no longer in the sweep, and files a killed
+    writer left half-written, are removed from `partial`."""
     import pandas as pd
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    def read_all(paths: list[Path]) -> pd.DataFrame:
-        # One conversion to pandas for every file (Arrow concatenates them).
-        if not paths:
-            return pd.DataFrame()
-        return pa.concat_tables([pq.read_table(p) for p in paths], promote_options="default").to_pandas()
+    made = made or {}
+
+    def read_all(keys: list[str], sub: str, which: int) -> pd.DataFrame:
+        # One conversion to pandas for every run (Arrow concatenates them).
+        tables = [made[k][which] if k in made else pq.read_table(partial / sub / f"{k}.parquet") for k in keys
+                  if k in made or (partial / sub / f"{k}.parquet").exists()]
+        return pa.concat_tables(tables, promote_options="default").to_pandas() if tables else pd.DataFrame()
 
     keys = [run_key(j) for j in jobs]
     wanted = set(keys)
@@ -243,7 +251,5 @@ def collect(partial: Path, jobs) -> tuple[Any, Any, str]:
                 f.unlink()
     have = [k for k in keys if (partial / RUNS / f"{k}.parquet").exists()]
     second = next((s for s in SECOND if (partial / s).is_dir()), "flows")
-    runs = read_all([partial / RUNS / f"{k}.parquet" for k in have])
-    more = read_all([p for k in have if (p := partial / second / f"{k}.parquet").exists()])
-    return runs, more, second
+    return read_all(have, RUNS, 0), read_all(have, second, 1), second
 

@@ -158,8 +158,9 @@ def _cmd_sweep(args) -> int:
     campaign = name + (" --quick" if args.quick else "")
     ex = executor(args.ray, args.jobs)
     with closing(ex), campaign_dir(dest, campaign, force=args.force, mix_versions=args.mix_versions) as (tmp, replace):
-        failed = run_campaign(jobs, tmp, executor=ex, describe=name, show_progress=not args.quiet)
-        runs, second, second_name = collect(tmp, jobs)
+        made: dict = {}  # the tables of the runs made now, so that collecting need not read them back
+        failed = run_campaign(jobs, tmp, executor=ex, describe=name, show_progress=not args.quiet, made=made)
+        runs, second, second_name = collect(tmp, jobs, made)
         swarm = second_name == "peers"
         if len(runs):
             write_frame(runs, tmp / "runs.parquet")
