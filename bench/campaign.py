@@ -15,7 +15,10 @@ alike); each figure is the median over rounds. Reported: runs per minute of
 each mode (medians), and, as geometric means of the ratios of modes timed in
 the same round with their 95 % intervals: the scaling of 2 local workers over
 1 (target over 1.8x), the campaign against ``direct`` with one worker (its
-per-run overhead; target under 1.05x), and Ray against ``local-2``.
+per-run overhead; target under 1.05x), once one after the other and once
+side by side (the two at the same time, each pinned to a core of its own,
+swapped every round, so that both see the same phase of the host), and Ray
+against ``local-2``.
 
     python3 bench/campaign.py [--rounds 3] [--runs 50] [--no-ray]
 """
@@ -85,6 +88,23 @@ def timed(cmd: list[str], env: dict[str, str]) -> float:
     return time.perf_counter() - t0
 
 
+def together(cmds: list[list[str]], env: dict[str, str]) -> list[float]:
+    """Runs the commands at the same time, each pinned to a core of its own;
+    returns each one's wall time."""
+    t0 = time.perf_counter()
+    procs = [subprocess.Popen(["taskset", "-c", str(i), *cmd], env=env, stdout=subprocess.DEVNULL)
+             for i, cmd in enumerate(cmds)]
+    ends = [0.0] * len(procs)
+    while not all(ends):
+        for i, p in enumerate(procs):
+            if not ends[i] and p.poll() is not None:
+                if p.returncode:
+                    raise subprocess.CalledProcessError(p.returncode, p.args)
+                ends[i] = time.perf_counter() - t0
+        time.sleep(0.01)
+    return ends
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=3)
@@ -118,6 +138,7 @@ def main() -> int:
                        capture_output=True)
         modes["ray"] = [*exe, "sweep", str(sweep), "-q", "--ray", f"127.0.0.1:{port}", "-o"]
     times: dict[str, list[float]] = {m: [] for m in modes}
+    side: dict[str, list[float]] = {"direct": [], "local-1": []}
     try:
         for r in range(args.rounds):
             order = list(modes) if r % 2 == 0 else list(reversed(modes))
@@ -125,6 +146,13 @@ def main() -> int:
                 cmd = modes[m] + ([str(work / f"out-{m}-{r}")] if m != "direct" else [])
                 times[m].append(timed(cmd, env))
                 print(f"round {r + 1}/{args.rounds} {m}: {times[m][-1]:.1f} s", file=sys.stderr)
+            # direct and local-1 side by side, one core each, cores swapped every round.
+            pair = ["direct", "local-1"] if r % 2 == 0 else ["local-1", "direct"]
+            walls = together([modes[m] + ([str(work / f"side-{r}")] if m != "direct" else []) for m in pair], env)
+            for m, w in zip(pair, walls, strict=True):
+                side[m].append(w)
+            print(f"round {r + 1}/{args.rounds} side by side: direct {side['direct'][-1]:.1f} s, "
+                  f"local-1 {side['local-1'][-1]:.1f} s", file=sys.stderr)
     finally:
         if not args.no_ray:
             subprocess.run([ray_exe, "stop", "--force"], env=env, capture_output=True)
@@ -141,6 +169,8 @@ def main() -> int:
     overhead = paired(times["local-1"], times["direct"])
     print(f"campaign over direct, 1 worker: {overhead} (target under 1.05x; "
           f"{1000 * (med['local-1'] - med['direct']) / total:+.1f} ms per run from the medians)")
+    print(f"campaign over direct, 1 worker, side by side: {paired(side['local-1'], side['direct'])} "
+          "(target under 1.05x)")
     if "ray" in times:
         print(f"ray (2 CPUs) over local-2: {paired(times['ray'], times['local-2'])} "
               f"({1000 * (med['ray'] - med['local-2']) / total:+.1f} ms per run from the medians)")

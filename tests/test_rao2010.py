@@ -318,7 +318,8 @@ def test_reproduce_quick_writes_every_table_and_figure(quick):
     assert r.returncode == 0, r.stderr
     names = {p.name for p in out.iterdir()}
     tables = {"runs", "summary", "loss_tso", "haves", "send_gaps", "payload_lengths", "sends"}
-    figures = {"fig_rtt", "fig_as", "fig_loss", "fig_send_gaps", "fig_pieces", "fig_payload", "fig_srtt"}
+    figures = {"fig_rtt", "fig_as", "fig_loss", "fig_send_gaps", "fig_pieces", "fig_payload", "fig_srtt",
+               "fig_summary"}
     assert f"{2 * len(figures)} figure files" in r.stdout, r.stdout
     assert names == {f"{t}.parquet" for t in tables} | {f"{f}{e}" for f in figures for e in (".png", ".svg")} | {
         "manifest.json"}

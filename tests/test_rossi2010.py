@@ -19,7 +19,7 @@ def test_reproduce_quick_writes_the_summary_tables_and_every_figure(tmp_path):
     d = pq.read_table(out / "d_runs.parquet").to_pandas()
     assert len(d) == 80 and d["seed"].nunique() == 10
     assert d["jain_index"].between(0.5, 1.0).all()
-    for fig in ("fig_a", "fig_b", "fig_c", "fig_d"):
+    for fig in ("fig_a", "fig_b", "fig_c", "fig_d", "fig_summary"):
         for ext in (".png", ".svg"):
             f = out / (fig + ext)
             assert f.stat().st_size > 5000, f

@@ -32,6 +32,7 @@ import hashlib
 import json
 import os
 import shutil
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -86,7 +87,7 @@ def done_keys(d: Path) -> set[str]:
 
 def _write_atomic(path: Path, write) -> None:
     path.parent.mkdir(exist_ok=True)
-    tmp = path.parent / f".{path.name}.tmp-{os.getpid()}"
+    tmp = path.parent / f".{path.name}.tmp-{os.getpid()}-{threading.get_ident()}"
     write(tmp)
     os.replace(tmp, path)
 

@@ -6,9 +6,13 @@ Whichever executor runs a job, it runs the same engine on the same scenario
 and seed, so the tables are identical; only the provenance differs (the
 ``worker`` that ran it, ``host:pid``, and its wall time).
 
-An executor starts jobs, says which have finished, and hands back each
-finished job's :class:`~torrentlab.api.RunResult` (or raises its error).
-:func:`torrentlab.sweep.run_jobs` drives it.
+An executor starts jobs, each with a ``finish(job, result)`` to call on its
+outcome (``result()`` returns the :class:`~torrentlab.api.RunResult` or
+raises the run's error), says which jobs have finished, and hands back what
+``finish`` returned. A local run is finished in its own thread, so that
+writing what is kept of it goes on beside the other runs; a remote run is
+finished here when its result arrives. :func:`torrentlab.sweep.run_jobs`
+drives it.
 """
 
 from __future__ import annotations
@@ -41,15 +45,17 @@ class Local:
         self.token = CancelToken()
         self.pool = ThreadPoolExecutor(max_workers=self.width)
 
-    def submit(self, job, tables: tuple[str, ...] | None = None, progress=None) -> Future:
-        """Starts `job`; `progress` is the run's progress callback."""
-        return self.pool.submit(run, job.scenario, seed=job.seed, cancel=self.token, progress=progress)
+    def submit(self, job, finish, tables: tuple[str, ...] | None = None, progress=None) -> Future:
+        """Starts `job` and then `finish` on it, in a thread of the pool;
+        `progress` is the run's progress callback."""
+        return self.pool.submit(finish, job, lambda: run(job.scenario, seed=job.seed, cancel=self.token,
+                                                         progress=progress))
 
     def wait(self, handles: Iterable[Future]) -> list[Future]:
         finished, _ = wait(list(handles), return_when=FIRST_COMPLETED)
         return list(finished)
 
-    def result(self, handle: Future) -> RunResult:
+    def result(self, handle: Future) -> Any:
         return handle.result()
 
     def stop(self, handles: Iterable[Future]) -> None:
@@ -110,11 +116,15 @@ class Ray:
         self.width = workers or cpus
         self.in_flight = workers or 2 * cpus
         self.task = ray.remote(num_cpus=1, max_retries=0)(_remote_run)
+        #: Each task under way: its job and what to call on its result.
+        self.finishing: dict[Any, tuple[Any, Any]] = {}
 
-    def submit(self, job, tables: tuple[str, ...] | None = None, progress=None):
-        """Starts `job` as a task; a remote run reports only when it ends, so
-        `progress` is not called."""
-        return self.task.remote(job.scenario, job.seed, tables)
+    def submit(self, job, finish, tables: tuple[str, ...] | None = None, progress=None):
+        """Starts `job` as a task, to be finished here by :meth:`result`; a
+        remote run reports only when it ends, so `progress` is not called."""
+        ref = self.task.remote(job.scenario, job.seed, tables)
+        self.finishing[ref] = (job, finish)
+        return ref
 
     def wait(self, handles: Iterable[Any]) -> list[Any]:
         refs = list(handles)
@@ -123,7 +133,11 @@ class Ray:
             if ready:
                 return ready
 
-    def result(self, handle) -> RunResult:
+    def result(self, handle) -> Any:
+        job, finish = self.finishing.pop(handle)
+        return finish(job, lambda: self._get(handle))
+
+    def _get(self, handle) -> RunResult:
         import torrentlab
 
         try:

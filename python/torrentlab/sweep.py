@@ -343,11 +343,22 @@ def run_jobs(
     (Ctrl-C), the runs in progress are cancelled, the queued ones dropped, and
     the exception comes out within a fraction of a second. A run that raises
     one of `tolerate` is handed to ``keep`` as that exception instead, and
-    the others go on."""
+    the others go on. ``keep`` runs where the result is (a local run's
+    thread, or this thread for a remote run), so it must be safe to call
+    from several threads at once."""
     from torrentlab.executors import Local
     from torrentlab.progress import sweep_bar
 
     keep = keep or (lambda job, res: res)
+
+    def finish(job: Job, result: Callable[[], RunResult]) -> tuple[Any, bool, float]:
+        """What is kept of `job`, whether it failed, and its simulated seconds."""
+        try:
+            res = result()
+        except tolerate as e:
+            return keep(job, e), True, 0.0
+        return keep(job, res), False, res.perf.get("sim_seconds", 0.0)
+
     ex = executor if executor is not None else Local(workers)
     done: list[tuple[int, Any]] = []
     todo = enumerate(jobs)
@@ -357,18 +368,14 @@ def run_jobs(
         try:
             while True:
                 for i, job in itertools.islice(todo, max(0, ex.in_flight - len(pending))):
-                    pending[ex.submit(job, tables, bar.watch(i))] = (i, job)
+                    pending[ex.submit(job, finish, tables, bar.watch(i))] = (i, job)
                 if not pending:
                     break
                 for handle in ex.wait(pending):
                     i, job = pending.pop(handle)
-                    try:
-                        res = ex.result(handle)
-                    except tolerate as e:
-                        res = e
-                    failed = isinstance(res, BaseException)
-                    done.append((i, keep(job, res)))
-                    bar.finished(0.0 if failed else res.perf.get("sim_seconds", 0.0), failed, i)
+                    kept, failed, sim_s = ex.result(handle)
+                    done.append((i, kept))
+                    bar.finished(sim_s, failed, i)
         except BaseException:
             ex.stop(list(pending))
             raise

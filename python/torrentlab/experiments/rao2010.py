@@ -20,7 +20,7 @@ import pandas as pd
 from torrentlab.api import RunResult
 from torrentlab.experiments import scenario_dir
 from torrentlab.output import atomic_dir, write_frame
-from torrentlab.plots import bars, cdf, cdf_from_histogram, errorbar_sweep, legend, save, timeseries
+from torrentlab.plots import bars, cdf, cdf_from_histogram, errorbar_sweep, legend, save, table_figure, timeseries
 from torrentlab.sweep import Job, Sweep, label, run_jobs
 
 SWEEPS = {"rtt": "rtt.sweep.toml", "as": "as.sweep.toml", "loss": "loss.sweep.toml"}
@@ -246,6 +246,15 @@ def fig_payload(payload: pd.DataFrame, out: Path) -> list[Path]:
     return save(fig, out / "fig_payload")
 
 
+def fig_summary(table: pd.DataFrame, out: Path) -> list[Path]:
+    """The summary table (one row per sweep point) as a figure."""
+    cols = ["sweep", "setting", "runs", "mean_download_time_s", "sd_s", "min_download_time_s",
+            "max_download_time_s", "completed", "leechers"]
+    fig = table_figure(table[cols], title="E0: download completion time per sweep point [s]",
+                       formats={c: ".0f" for c in cols if c.endswith("_s")})
+    return save(fig, out / "fig_summary")
+
+
 def render(report: Report, title: str):
     from rich.table import Table
 
@@ -277,5 +286,5 @@ def reproduce(out_dir: str | os.PathLike[str], quick: bool = False, workers: int
         write_frame(loss, tmp / "loss_tso.parquet")
         figs = (fig_rtt(runs, tmp) + fig_as(runs, tmp) + fig_loss(loss, tmp)
                 + fig_send_gaps(kept["send_gaps"], tmp) + fig_srtt(kept["sends"], tmp) + fig_pieces(kept["haves"], tmp)
-                + fig_payload(kept["payload_lengths"], tmp))
+                + fig_payload(kept["payload_lengths"], tmp) + fig_summary(table, tmp))
     return Report(table=table, out_dir=out, figures=[out / p.name for p in figs])

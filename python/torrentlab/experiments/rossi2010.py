@@ -17,7 +17,7 @@ import pandas as pd
 
 from torrentlab.experiments import scenario_dir
 from torrentlab.output import atomic_dir, write_frame
-from torrentlab.plots import cdf, legend, save, windows_and_queue
+from torrentlab.plots import cdf, legend, save, table_figure, windows_and_queue
 from torrentlab.sweep import Job, Sweep, load_toml, run_jobs, summary_with_params
 
 #: Single runs: key -> (scenario file, caption).
@@ -139,4 +139,6 @@ def reproduce(out_dir: str | os.PathLike[str], quick: bool = False, workers: int
         table = summary_table({k: r.summary for k, r in results.items()}, dsum)
         write_frame(table, tmp / "summary.parquet")
         figs = figures(results, dsum, tmp)
+        figs += save(table_figure(table, title="E4: fairness F, efficiency and loss per run",
+                                  formats={"loss_rate": ".2e", "loss_rate_sd": ".2e"}), tmp / "fig_summary")
     return Report(table=table, out_dir=out, figures=[out / p.name for p in figs])
