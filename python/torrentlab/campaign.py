@@ -170,7 +170,9 @@ def keep_run(partial: Path, made: dict[str, tuple[Any, Any]] | None = None):
     import pyarrow.parquet as pq
 
     def write(table):
-        return lambda p: pq.write_table(table, p, compression="zstd")
+        # A run's files are a few rows each: no dictionary pages, no
+        # statistics (worth nothing at this size, and half of a write's cost).
+        return lambda p: pq.write_table(table, p, compression="zstd", use_dictionary=False, write_statistics=False)
 
     def keep(job: Job, res) -> tuple[str, str | None]:
         key = run_key(job)
