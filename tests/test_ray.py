@@ -31,7 +31,9 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     """A one-node Ray cluster of 2 CPUs, started and stopped by the test."""
-    exe = shutil.which("ray") or str(Path(sys.executable).with_name("ray"))
+    # The `ray` of this Python (its workers must run the same Python as the sweep).
+    beside = Path(sys.executable).with_name("ray")
+    exe = str(beside) if beside.exists() else shutil.which("ray")
     port = _free_port()
     tmp = tmp_path_factory.mktemp("ray")
     # Token authentication, as docs/cluster.md sets it up: one token for the
