@@ -199,7 +199,7 @@ def _destination(d: Path, out: str | os.PathLike[str] | None, force: bool) -> Pa
                                 "(its manifest lists its files); write the report beside it")
     if (dest.exists() or dest.is_symlink()) and not force and not _is_report(dest):
         raise OutputError(dest, "exists and is not a torrentlab report; choose another file name "
-                                "(or force=True to replace it)")
+                                "(or --force, force=True in Python, to replace it)")
     parent = dest.parent
     while not parent.exists() and parent != parent.parent:
         parent = parent.parent
