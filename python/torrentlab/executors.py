@@ -37,13 +37,11 @@ class Local:
     """A thread pool in this process: `workers` runs at once (default: every
     core). The engine releases the GIL, so runs proceed in parallel."""
 
-    name = "local"
-
     def __init__(self, workers: int | None = None) -> None:
-        self.width = workers or os.cpu_count() or 1
-        self.in_flight = 2 * self.width
+        width = workers or os.cpu_count() or 1
+        self.in_flight = 2 * width
         self.token = CancelToken()
-        self.pool = ThreadPoolExecutor(max_workers=self.width)
+        self.pool = ThreadPoolExecutor(max_workers=width)
 
     def submit(self, job, finish, tables: tuple[str, ...] | None = None, progress=None) -> Future:
         """Starts `job` and then `finish` on it, in a thread of the pool;
@@ -90,8 +88,6 @@ class Ray:
     `workers` caps the runs in flight; by default there are twice as many as
     the cluster has CPUs (so that no CPU waits for the next job)."""
 
-    name = "ray"
-
     def __init__(self, address: str, workers: int | None = None) -> None:
         try:
             import ray
@@ -113,7 +109,6 @@ class Ray:
             except (ValueError, RuntimeError) as e:
                 raise ClusterError(f"could not join the Ray cluster at {address}: {e}") from None
         cpus = int(ray.cluster_resources().get("CPU", 1))
-        self.width = workers or cpus
         self.in_flight = workers or 2 * cpus
         self.task = ray.remote(num_cpus=1, max_retries=0)(_remote_run)
         #: Each task under way: its job and what to call on its result.

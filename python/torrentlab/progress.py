@@ -43,7 +43,20 @@ class NoBar:
         return False
 
 
-class SweepBar(NoBar):
+class _Shown:
+    """A bar drawn by rich's `Progress` (``self.bar``) while the block runs."""
+
+    bar: Progress
+
+    def __enter__(self):
+        self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        return self.bar.__exit__(*exc)
+
+
+class SweepBar(_Shown, NoBar):
     """A sweep's bar: runs done / total, failures, simulated seconds per wall
     second over the finished runs, and an ETA."""
 
@@ -62,13 +75,6 @@ class SweepBar(NoBar):
         #: The share of its work done of each swarm run under way, by run number.
         self.under_way: dict[int, float] = {}
         self.lock = threading.Lock()
-
-    def __enter__(self):
-        self.bar.__enter__()
-        return self
-
-    def __exit__(self, *exc) -> bool:
-        return self.bar.__exit__(*exc)
 
     def start(self, total: int | None) -> None:
         self.t0 = time.monotonic()
@@ -101,7 +107,7 @@ def sweep_bar(describe: str, show: bool) -> NoBar:
     return SweepBar(describe) if show else NoBar()
 
 
-class RunBar:
+class RunBar(_Shown):
     """One run's bar: its work done (see the module's documentation), the
     simulated time, simulated seconds per wall second and an ETA. Use
     :meth:`update` as the ``progress`` callback of :func:`torrentlab.run`."""
@@ -114,13 +120,6 @@ class RunBar:
         )
         self.task = self.bar.add_task(describe, total=1.0, clock="")
         self.t0 = time.monotonic()
-
-    def __enter__(self):
-        self.bar.__enter__()
-        return self
-
-    def __exit__(self, *exc) -> bool:
-        return self.bar.__exit__(*exc)
 
     def update(self, t: float, done: float | None = None) -> None:
         """At simulated second `t`, with the fraction `done` of the run's
