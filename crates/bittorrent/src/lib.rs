@@ -16,6 +16,8 @@
 //! * [`pipeline`]: how many requests to keep outstanding with a peer;
 //! * [`limiter`]: mainline's round-robin upload rate limiter;
 //! * [`tracker`]: announces, the tracker, re-announce rules;
+//! * [`dial`]: which transports a client dials and answers (mainline,
+//!   uTorrent's disposition bits, libtorrent's uTP-then-TCP);
 //! * [`client`]: one peer's client tying them together over the peer wire.
 //!
 //! No payload bytes are stored anywhere: blocks are lengths.
@@ -24,6 +26,7 @@ pub mod bencode;
 pub mod bitfield;
 pub mod choker;
 pub mod client;
+pub mod dial;
 pub mod limiter;
 pub mod picker;
 pub mod pipeline;

@@ -70,7 +70,35 @@ macro_rules! each {
     };
 }
 
+impl From<torrentlab_bittorrent::dial::Transport> for TransportKind {
+    fn from(t: torrentlab_bittorrent::dial::Transport) -> Self {
+        match t {
+            torrentlab_bittorrent::dial::Transport::Tcp => TransportKind::Tcp,
+            torrentlab_bittorrent::dial::Transport::Utp => TransportKind::Utp,
+        }
+    }
+}
+
+impl From<TransportKind> for torrentlab_bittorrent::dial::Transport {
+    fn from(t: TransportKind) -> Self {
+        match t {
+            TransportKind::Tcp => torrentlab_bittorrent::dial::Transport::Tcp,
+            TransportKind::Utp => torrentlab_bittorrent::dial::Transport::Utp,
+        }
+    }
+}
+
 impl Transport {
+    /// Refuses a dial that reached this acceptor without a word where the
+    /// transport allows it (a uTP SYN is dropped); a TCP SYN is reset, as
+    /// by a port nobody listens on.
+    pub fn ignore(&mut self) {
+        match self {
+            Transport::Utp(s) => s.ignore(),
+            _ => Endpoint::abort(self),
+        }
+    }
+
     pub fn kind(&self) -> TransportKind {
         match self {
             Transport::Tcp(_) => TransportKind::Tcp,

@@ -207,7 +207,7 @@ pub fn swarm_end(sc: &SwarmScenario) -> f64 {
             JoinSpec::Poisson { start, mean_gap } => start.as_secs_f64() + c.count as f64 * mean_gap.as_secs_f64(),
         };
         last_join = last_join.max(join);
-        let link = sc.uplink.capacity_bps.map(|b| b as f64 / 8.0);
+        let link = c.uplink.capacity_bps.map(|b| b as f64 / 8.0);
         let Some(up) = [c.client.upload_rate, link].into_iter().flatten().reduce(f64::min) else {
             return cap;
         };
@@ -258,7 +258,11 @@ pub fn swarm(sc: &SwarmScenario) -> Footprint {
         sc.classes.iter().map(|c| c.count as f64 * (c.client.max_initiate as f64).min(peers - 1.0).max(0.0)).sum();
     parts.add("connections", count_field.clone(), conns, PER_CONN + 2.0 * pieces / 8.0);
     parts.add("peer state over time", "run.duration", peers * secs, PER_PEER_SECOND);
-    let queued = peers * (queue_packets(&sc.uplink, 60.0) + queue_packets(&sc.downlink, 60.0));
+    let queued: f64 = sc
+        .classes
+        .iter()
+        .map(|c| c.count as f64 * (queue_packets(&c.uplink, 60.0) + queue_packets(&c.downlink, 60.0)))
+        .sum();
     parts.add("queued packets", "network.access.buffer", queued, PER_PACKET);
     if sc.metrics.haves {
         parts.add("haves log", "metrics.haves", sc.leecher_count() as f64 * pieces, 3.0 * PER_COLUMN);
@@ -277,14 +281,19 @@ pub fn swarm(sc: &SwarmScenario) -> Footprint {
     if sc.metrics.connections {
         parts.add("connections table", "metrics.connections", conns, 13.0 * PER_COLUMN);
     }
-    if let Some(cap) = sc.uplink.capacity_bps {
-        parts.add("uplink delay histograms", "network.access.up", peers, delay_histogram_bytes(&sc.uplink));
+    let limited: Vec<_> = sc.classes.iter().filter(|c| c.uplink.capacity_bps.is_some()).collect();
+    if !limited.is_empty() {
+        // One per limited uplink, at the mean size over them.
+        let n: f64 = limited.iter().map(|c| c.count as f64).sum();
+        let bytes: f64 = limited.iter().map(|c| c.count as f64 * delay_histogram_bytes(&c.uplink)).sum();
+        parts.add("uplink delay histograms", "network.access.up", n, bytes / n);
         // The first peers are logged; count each at its class's upload limit.
         let mut left = sc.metrics.uplink_log_peers as f64;
         let mut rows = 0.0;
         for c in &sc.classes {
             let logged = left.min(c.count as f64);
             left -= logged;
+            let Some(cap) = c.uplink.capacity_bps else { continue };
             let rate = c.client.upload_rate.map_or(cap as f64 / 8.0, |r| r.min(cap as f64 / 8.0));
             rows += logged * rate * secs * UPLINK_ROWS_PER_BYTE;
         }

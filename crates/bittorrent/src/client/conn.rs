@@ -7,6 +7,7 @@ use std::collections::VecDeque;
 use torrentlab_engine::Time;
 
 use crate::bitfield::Bitfield;
+use crate::dial::Transport;
 use crate::rate::RateMeasure;
 use crate::wire::{Message, HANDSHAKE_LEN};
 
@@ -69,6 +70,8 @@ pub struct PeerConn {
     pub choke_sent: bool,
     pub am_interested: bool,
     pub initiator: bool,
+    /// The transport under the connection.
+    pub transport: Transport,
     /// The driver's id of this connection end.
     pub link: u32,
     /// The remote peer.
@@ -97,11 +100,12 @@ pub struct PeerConn {
 }
 
 impl PeerConn {
-    pub fn new(now: Time, link: u32, remote: u32, initiator: bool, pieces: u32) -> Self {
+    pub fn new(now: Time, link: u32, remote: u32, initiator: bool, transport: Transport, pieces: u32) -> Self {
         PeerConn {
             link,
             remote,
             initiator,
+            transport,
             stage: Stage::Connecting,
             have: Bitfield::new(pieces),
             remote_choking: true,

@@ -15,6 +15,7 @@
 //! (which remotes have each piece, dense).
 
 pub mod conn;
+mod connect;
 mod download;
 mod endgame;
 mod holders;
@@ -27,6 +28,7 @@ mod tests;
 
 use torrentlab_engine::{Duration, EntityRng, Time};
 
+use crate::dial::{Transport, Transports};
 use crate::choker::{upload_slots, Choker, Decision, MainlineChoker, PeerView};
 use crate::limiter::{RateLimiter, UploadLimiter};
 use crate::picker::{Picker, PiecePicker};
@@ -56,6 +58,8 @@ pub struct ClientConfig {
     pub snub_time: Duration,
     /// Keep-alive period (120 s).
     pub keepalive_interval: Duration,
+    /// Which transports it dials and answers (mainline: dials TCP).
+    pub transports: Transports,
 }
 
 impl ClientConfig {
@@ -71,6 +75,7 @@ impl ClientConfig {
             rechoke_interval: Duration::from_secs(10),
             snub_time: Duration::from_secs(30),
             keepalive_interval: Duration::from_secs(120),
+            transports: Transports::single(Transport::Tcp),
         }
     }
 }
@@ -91,9 +96,10 @@ pub enum Note {
 
 /// What the client asks of its driver.
 pub trait Io {
-    /// Opens a connection to `remote`; `slot` is the client's id for it, to
-    /// be passed back in the inputs. Returns the driver's id of our end.
-    fn connect(&mut self, remote: u32, slot: u32) -> u32;
+    /// Opens a connection to `remote` over `transport`; `slot` is the
+    /// client's id for it, to be passed back in the inputs. Returns the
+    /// driver's id of our end.
+    fn connect(&mut self, remote: u32, slot: u32, transport: Transport) -> u32;
     /// A frame starts at the current end of `link`'s outgoing stream; its
     /// bytes follow through [`Io::write`].
     fn frame(&mut self, link: u32, frame: Frame);
@@ -117,6 +123,8 @@ pub struct ClientStats {
     pub bytes_up: u64,
     pub connections_opened: u64,
     pub connections_refused: u64,
+    /// uTP dials that failed and were followed by a TCP one (libtorrent).
+    pub fallbacks: u64,
     /// Requests that arrived while we choked the peer (ignored).
     pub requests_while_choked: u64,
 }
@@ -138,6 +146,8 @@ pub struct Client<P = PiecePicker, C = MainlineChoker, L = RateLimiter> {
     /// Per piece, the slots whose remote has it (the remotes' bitfields, transposed).
     holders: holders::Holders,
     free: Vec<u32>,
+    /// Connections to a peer the client already had a connection to.
+    twins: u32,
     /// Slots whose remote unchokes us (ready, not choking): what `let_go`
     /// asks for more, found without reading every connection.
     unchoking: SlotSet,
@@ -214,6 +224,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             rows: rows::Rows::default(),
             holders: holders::Holders::new(pieces),
             free: Vec::new(),
+            twins: 0,
             unchoking: SlotSet::default(),
             spares: Vec::new(),
             announces: AnnounceSchedule::default(),
@@ -299,8 +310,10 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             })
     }
 
+    /// Peers connected (or being dialled): connections, less the second
+    /// connections to a peer (`twins`).
     fn live(&self) -> u32 {
-        (self.conns.len() - self.free.len()) as u32
+        (self.conns.len() - self.free.len()) as u32 - self.twins
     }
 
     #[inline]
@@ -314,6 +327,9 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     }
 
     fn alloc(&mut self, c: PeerConn) -> u32 {
+        if self.connected_to(c.remote).is_some() {
+            self.twins += 1;
+        }
         let slot = match self.free.pop() {
             Some(s) => {
                 self.conns[s as usize] = Some(c);
@@ -327,10 +343,6 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         self.rows.open(slot);
         self.holders.reserve(self.conns.len());
         slot
-    }
-
-    fn connected_to(&self, remote: u32) -> Option<u32> {
-        self.connections().find(|(_, c)| c.remote == remote).map(|(s, _)| s)
     }
 
     // ---- lifecycle ------------------------------------------------------
@@ -364,100 +376,6 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         self.announce(now, AnnounceEvent::Stopped, io);
         self.next_rechoke = None;
         self.next_keepalive = None;
-    }
-
-    /// The tracker's reply: dial up to `max_initiate` connections, keep the
-    /// rest as spares.
-    pub fn on_tracker_reply(&mut self, now: Time, peers: &[u32], io: &mut dyn Io) {
-        if self.left {
-            return;
-        }
-        for &p in peers {
-            if p == self.id || self.connected_to(p).is_some() {
-                continue;
-            }
-            if self.live() < self.cfg.max_initiate {
-                self.dial(now, p, io);
-            } else if self.spares.len() < self.cfg.max_initiate as usize && !self.spares.contains(&p) {
-                self.spares.push(p);
-            }
-        }
-    }
-
-    fn dial(&mut self, now: Time, remote: u32, io: &mut dyn Io) {
-        let pieces = self.torrent.pieces();
-        let slot = self.alloc(PeerConn::new(now, u32::MAX, remote, true, pieces));
-        let link = io.connect(remote, slot);
-        self.conn(slot).link = link;
-        self.stats.connections_opened += 1;
-    }
-
-    /// A connection from `remote` arrives on `link`. Returns our slot for it,
-    /// or `None` to refuse it: at `max_allow_in`, after leaving, or when
-    /// already connected to `remote` (one connection per peer; when two dials
-    /// cross, the one from the lower peer id wins).
-    pub fn accept(&mut self, now: Time, remote: u32, link: u32, io: &mut dyn Io) -> Option<u32> {
-        if self.left || self.live() >= self.cfg.max_allow_in {
-            self.stats.connections_refused += 1;
-            return None;
-        }
-        if let Some(s) = self.connected_to(remote) {
-            let me = self.id;
-            let c = self.conn(s);
-            if c.initiator && c.stage != Stage::Ready && remote < me {
-                // Our dial loses to theirs.
-                let link = c.link;
-                io.close(link);
-                self.drop_conn(now, s, io, true);
-            } else {
-                self.stats.connections_refused += 1;
-                return None;
-            }
-        }
-        let slot = self.alloc(PeerConn::new(now, link, remote, false, self.torrent.pieces()));
-        self.conn(slot).stage = Stage::Handshaking;
-        Some(slot)
-    }
-
-    /// Our dial on `slot` is connected: the handshake goes out.
-    pub fn on_connected(&mut self, _now: Time, slot: u32, io: &mut dyn Io) {
-        let c = self.conn(slot);
-        c.stage = Stage::Handshaking;
-        let link = c.link;
-        io.frame(link, Frame::Handshake);
-        io.write(link, Frame::Handshake.wire_len());
-    }
-
-    /// The connection on `slot` is gone (reset, refused, or closed by the remote).
-    pub fn on_closed(&mut self, now: Time, slot: u32, io: &mut dyn Io) {
-        if self.conns.get(slot as usize).is_some_and(|c| c.is_some()) {
-            self.drop_conn(now, slot, io, true);
-        }
-    }
-
-    fn drop_conn(&mut self, now: Time, slot: u32, io: &mut dyn Io, replace: bool) {
-        let c = self.conns[slot as usize].take().expect("a live slot");
-        self.holders.clear_all(slot, &c.have);
-        self.rows.close(slot);
-        self.free.push(slot);
-        self.unchoking.remove(slot);
-        self.limiter.remove(slot);
-        if c.ready() {
-            self.picker.peer_bitfield(&c.have, false);
-            self.choker.remove_peer(slot);
-            self.let_go(now, &c.active, io);
-            if !c.am_choking && c.remote_interested && !self.left {
-                self.rechoke(now, io, true);
-            }
-        }
-        if replace && !self.left && self.live() < self.cfg.max_initiate {
-            while let Some(p) = self.spares.pop() {
-                if self.connected_to(p).is_none() {
-                    self.dial(now, p, io);
-                    break;
-                }
-            }
-        }
     }
 
     /// A frame arrived whole on `slot`.

@@ -13,6 +13,7 @@ use std::rc::Rc;
 use torrentlab_engine::{EntityId, EntityRng, Time};
 
 use super::{rows, Client, ClientConfig, Frame, Io, Note, Stage};
+use crate::dial::Transport;
 use crate::bitfield::Bitfield;
 use crate::torrent::{Torrent, BLOCK};
 use crate::tracker::AnnounceEvent;
@@ -125,7 +126,7 @@ impl Rec {
 }
 
 impl Io for Rec {
-    fn connect(&mut self, remote: u32, slot: u32) -> u32 {
+    fn connect(&mut self, remote: u32, slot: u32, _transport: Transport) -> u32 {
         let link = self.next_link.get();
         self.next_link.set(link + 1);
         self.connects.push((remote, slot, link));
@@ -235,7 +236,7 @@ impl Net {
     /// A connection to client `i` from a scripted remote: (link of `i`'s end, slot).
     fn accept_from(&mut self, i: usize, remote: u32) -> (u32, u32) {
         let link = self.new_link();
-        let slot = self.with(i, |c, now, io| c.accept(now, remote, link, io)).expect("accepted");
+        let slot = self.with(i, |c, now, io| c.accept(now, remote, link, Transport::Tcp, io)).expect("accepted");
         (link, slot)
     }
 
@@ -260,13 +261,13 @@ impl Net {
                     progress = true;
                     let back = self.new_link();
                     let me = self.peers[i].c.id;
-                    match self.call(r, |c, now, io| c.accept(now, me, back, io)) {
-                        Some(rs) => {
+                    match self.call(r, |c, now, io| c.accept(now, me, back, Transport::Tcp, io)) {
+                        Ok(rs) => {
                             self.links.insert(link, Link { from: i, to: r, slot: rs, back, next: 0, open: true });
                             self.links.insert(back, Link { from: r, to: i, slot, back: link, next: 0, open: true });
                             self.call(i, |c, now, io| c.on_connected(now, slot, io));
                         }
-                        None => self.call(i, |c, now, io| c.on_closed(now, slot, io)),
+                        Err(_) => self.call(i, |c, now, io| c.on_closed(now, slot, io)),
                     }
                 }
                 while self.peers[i].closed < self.peers[i].io.closes.len() {
@@ -620,7 +621,7 @@ fn accept_refuses_a_second_connection_from_a_peer_and_any_beyond_max_allow_in() 
     let c = net.push(client(5, ClientConfig { max_allow_in: 4, ..mainline() }, &four_pieces(), false));
     net.start(c);
     let (_, first) = net.accept_from(c, 9);
-    let accept = |net: &mut Net, remote: u32, link: u32| net.with(c, |cl, now, io| cl.accept(now, remote, link, io));
+    let accept = |net: &mut Net, remote: u32, link: u32| net.with(c, |cl, now, io| cl.accept(now, remote, link, Transport::Tcp, io).ok());
     assert_eq!(accept(&mut net, 9, 500), None, "one connection per peer");
     assert_eq!(net.c(c).stats.connections_refused, 1);
     // Dials that cross ours: the one from the lower peer id wins.

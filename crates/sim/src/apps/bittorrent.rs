@@ -12,6 +12,7 @@ use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use torrentlab_bittorrent::client::{Client, Frame, Io, Note};
+use torrentlab_bittorrent::dial::{Refusal, Transport as BtTransport};
 use torrentlab_bittorrent::tracker::{AnnounceEvent, Tracker};
 use torrentlab_engine::{prefetch, Duration, EntityRng, OptTime, Time};
 use torrentlab_net::HostId;
@@ -20,7 +21,7 @@ use torrentlab_transport::tcp::{TcpConfig, TcpConnection};
 use torrentlab_transport::utp::{UtpConfig, UtpSocket};
 
 use super::frames::ConnFrames;
-use crate::endpoint::{Transport, TransportKind};
+use crate::endpoint::Transport;
 use crate::scenario::swarm::Departure;
 use crate::swarm::recorder::SwarmRecorder;
 use crate::timer::{Tag, Timer};
@@ -43,9 +44,10 @@ pub(crate) struct Peer {
     pub left: Option<Time>,
 }
 
-/// How the peers of one class dial, and answer a dial over each transport.
+/// The transport settings of the peers of one class, for the connections
+/// they dial and those they answer (which transports they use is the
+/// client's choice: `ClientConfig::transports`).
 pub(crate) struct ClassProto {
-    pub transport: TransportKind,
     pub tcp: Arc<TcpConfig>,
     pub cc: CcConfig,
     pub utp: Arc<UtpConfig>,
@@ -117,16 +119,16 @@ struct Wires<'a> {
 }
 
 impl Io for Wires<'_> {
-    fn connect(&mut self, remote: u32, slot: u32) -> u32 {
+    fn connect(&mut self, remote: u32, slot: u32, transport: BtTransport) -> u32 {
         let mine = &self.proto[self.class_of[self.peer as usize]];
         let theirs = &self.proto[self.class_of[remote as usize]];
-        // The dialler's transport; the acceptor answers with its own settings for it.
-        let ep = match mine.transport {
-            TransportKind::Tcp => [
+        // The dialler's settings; the acceptor answers with its own.
+        let ep = match transport {
+            BtTransport::Tcp => [
                 Transport::Tcp(TcpConnection::connect(mine.tcp.clone(), mine.cc.build())),
                 Transport::Tcp(TcpConnection::listen(theirs.tcp.clone(), theirs.cc.build())),
             ],
-            TransportKind::Utp => {
+            BtTransport::Utp => {
                 // BEP 29: a random connection id; the initiator starts at
                 // sequence 1, the acceptor at a random one (as libutp).
                 let conn_id = self.dial_rng.next_u64() as u16;
@@ -321,11 +323,16 @@ impl App for Swarm {
     #[cold]
     fn accept(&mut self, now: Time, f: &mut Fabric, link: Link, host: HostId, remote: HostId) -> Option<u32> {
         let p = &self.peers[host.0 as usize];
-        let mut slot = None;
-        if p.joined && p.left.is_none() {
-            self.with_client(now, f, host.0, |c, io| slot = c.accept(now, remote.0, link.0, io));
+        if !p.joined || p.left.is_some() {
+            return None;
         }
-        slot
+        let transport = f.endpoint(link).kind();
+        let mut answer = Err(Refusal::Full);
+        self.with_client(now, f, host.0, |c, io| answer = c.accept(now, remote.0, link.0, transport.into(), io));
+        if answer == Err(Refusal::Transport) {
+            f.ignore(link);
+        }
+        answer.ok()
     }
 
     fn connected(&mut self, now: Time, f: &mut Fabric, link: Link, slot: u32) {

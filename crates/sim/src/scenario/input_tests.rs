@@ -318,8 +318,61 @@ fn a_buffer_given_as_time_is_taken_at_the_uplink_rate_and_ignored_on_an_unlimite
         1,
     );
     let Ok(AnyScenario::Swarm(sc)) = AnyScenario::from_toml_str(&text, "a.toml") else { panic!("must validate") };
-    assert_eq!(sc.uplink.buffer, torrentlab_net::BufferLimit::Bytes(125_000), "1 s at 1 Mbit/s");
-    assert_eq!(sc.downlink.capacity_bps, None);
+    assert_eq!(sc.classes[0].uplink.buffer, torrentlab_net::BufferLimit::Bytes(125_000), "1 s at 1 Mbit/s");
+    assert_eq!(sc.classes[1].downlink.capacity_bps, None);
+}
+
+fn swarm(from: &str, to: &str) -> crate::scenario::SwarmScenario {
+    assert!(SWARM.contains(from), "{from}");
+    match AnyScenario::from_toml_str(&SWARM.replacen(from, to, 1), "a.toml") {
+        Ok(AnyScenario::Swarm(sc)) => sc,
+        other => panic!("must validate as a swarm: {other:?}"),
+    }
+}
+
+#[test]
+fn a_class_access_table_overrides_network_access_field_by_field() {
+    let sc = swarm(
+        "role = \"seed\"\n",
+        "role = \"seed\"\naccess = { up = \"5 Mbit/s\" }\n[network.access]\nup = \"1 Mbit/s\"\nbuffer = \"1 s\"\n",
+    );
+    let (seed, leecher) = (&sc.classes[0], &sc.classes[1]);
+    assert_eq!(seed.uplink.capacity_bps, Some(5_000_000));
+    assert_eq!(seed.uplink.buffer, torrentlab_net::BufferLimit::Bytes(625_000), "1 s at the class's 5 Mbit/s");
+    assert_eq!(leecher.uplink.capacity_bps, Some(1_000_000));
+    assert_eq!(leecher.uplink.buffer, torrentlab_net::BufferLimit::Bytes(125_000));
+}
+
+#[test]
+fn an_upload_limit_as_a_multiple_of_the_uplink_needs_a_limited_uplink() {
+    let sc = swarm("count = 5\n", "count = 5\nupload_limit = \"5 x uplink\"\naccess = { up = \"1 Mbit/s\" }\n");
+    assert_eq!(sc.classes[1].client.upload_rate, Some(625_000.0));
+    let e = bad_swarm("count = 5\n", "count = 5\nupload_limit = \"5 x uplink\"\n");
+    assert_eq!(e.field, "peers[1].upload_limit");
+    assert!(e.message.contains("\"unlimited\""), "{e}");
+}
+
+#[test]
+fn a_disposition_belongs_to_utorrent_classes_and_must_dial_or_answer_something() {
+    use torrentlab_bittorrent::dial::{Dial, Transport};
+    let e = bad_swarm("count = 5\n", "count = 5\ndisposition = 31\n");
+    assert_eq!(e.field, "peers[1].disposition");
+    assert!(e.message.contains("client = \"utorrent\""), "{e}");
+    let e = bad_swarm("count = 5\n", "count = 5\nclient = \"utorrent\"\ndisposition = 16\n");
+    assert_eq!(e.field, "peers[1].disposition");
+    assert!(e.message.contains("at least one of 1, 2, 4, 8"), "{e}");
+    let e = bad_swarm("count = 5\n", "count = 5\nclient = \"utorrent\"\ntransport = \"utp\"\n");
+    assert_eq!(e.field, "peers[1].transport");
+    let e = bad_swarm("count = 5\n", "count = 5\nclient = \"qbittorrent\"\n");
+    assert_eq!(e.field, "peers[1].client");
+    assert!(e.message.contains("mainline") && e.message.contains("utorrent"), "{e}");
+    let sc = swarm("count = 5\n", "count = 5\nclient = \"utorrent\"\n");
+    let c = &sc.classes[1];
+    assert_eq!(c.client.transports.dial, Dial::Parallel, "31 by default");
+    assert_eq!(c.client.upload_rate, None, "uTorrent uploads without a limit by default");
+    let sc = swarm("count = 5\n", "count = 5\nclient = \"utorrent\"\ndisposition = 5\n");
+    assert_eq!(sc.classes[1].client.transports.first_dials(), &[Transport::Tcp]);
+    assert!(!sc.classes[1].client.transports.accept_utp);
 }
 
 #[test]
@@ -327,6 +380,12 @@ fn an_uplink_log_needs_a_limited_uplink_and_at_most_as_many_peers_as_there_are()
     let e = bad_swarm("count = 5\n", "count = 5\n[metrics]\nuplink_log_peers = 1\n");
     assert_eq!(e.field, "metrics.uplink_log_peers");
     assert!(e.message.contains("unlimited") && e.message.contains("allowed: 0"), "{e}");
+    // The seed's own uplink is limited; the leechers' are not.
+    let e = bad_swarm(
+        "role = \"seed\"\n",
+        "role = \"seed\"\naccess = { up = \"1 Mbit/s\" }\n[metrics]\nuplink_log_peers = 2\n",
+    );
+    assert!(e.message.contains("network.access.up (class 1)") && e.message.contains("allowed: 0 to 1"), "{e}");
     let e =
         bad_swarm("count = 5\n", "count = 5\n[network.access]\nup = \"1 Mbit/s\"\n[metrics]\nuplink_log_peers = 7\n");
     assert_eq!(e.field, "metrics.uplink_log_peers");

@@ -26,12 +26,14 @@ macro_rules! params {
 
 mod controllers;
 mod messages;
+mod profile;
 mod raw;
 pub mod swarm;
 mod units;
 mod utp;
 mod validate;
 
+pub use profile::ClientName;
 pub use swarm::SwarmScenario;
 
 pub use units::{parse_buffer, parse_duration, parse_rate, parse_size, BufferSpec};

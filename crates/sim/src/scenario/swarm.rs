@@ -30,18 +30,17 @@ use torrentlab_bittorrent::client::ClientConfig;
 use torrentlab_bittorrent::pipeline::Pipeline;
 use torrentlab_bittorrent::torrent::{Torrent, TorrentLimit, MAX_PIECES};
 use torrentlab_engine::Duration;
-use torrentlab_net::{BufferLimit, LinkConfig};
+use torrentlab_net::LinkConfig;
 use torrentlab_transport::cc::CcConfig;
 use torrentlab_transport::tcp::TcpConfig;
 use torrentlab_transport::utp::UtpConfig;
 
-use crate::endpoint::TransportKind;
-
 use super::controllers::{self, Controllers, RawCubic, RawLedbat, RawLp, RawNice, RawVegas};
+use super::profile::{self, ClientName, RawAccess, UploadLimitStr};
 use super::raw::{CcName, ClockOffsetsName, RawTcp, TransportName};
-use super::units::{BufferSpec, BufferStr, DurationStr, RateStr, SizeStr, MAX_DURATION};
+use super::units::{DurationStr, SizeStr, MAX_DURATION};
 use super::utp::{utp_config, RawUtp};
-use super::validate::{buffer_limit, probability, scenario_name, tcp_config, tcp_path, Ctx};
+use super::validate::{probability, scenario_name, tcp_config, tcp_path, Ctx};
 use super::{ClockOffsets, ScenarioError};
 
 // ---- the model ---------------------------------------------------------------
@@ -89,10 +88,15 @@ pub struct PeerClass {
     pub group: Option<usize>,
     pub join: JoinSpec,
     pub departure: Departure,
+    /// Which client the peers run.
+    pub profile: ClientName,
+    /// Its settings; `client.transports` says which transports the peers
+    /// dial and answer: a TCP connection with `tcp` and `cc`, a uTP one
+    /// with `utp`.
     pub client: ClientConfig,
-    /// What the class's peers dial with. Every peer answers either transport:
-    /// a TCP dial with `tcp` and `cc`, a uTP dial with `utp`.
-    pub transport: TransportKind,
+    /// Each peer's access links.
+    pub uplink: LinkConfig,
+    pub downlink: LinkConfig,
     pub tcp: TcpConfig,
     pub cc: CcConfig,
     pub utp: UtpConfig,
@@ -129,8 +133,6 @@ pub struct SwarmScenario {
     pub groups: Vec<Group>,
     /// The group the tracker sits in (with the first seed's by default).
     pub tracker_group: Option<usize>,
-    pub uplink: LinkConfig,
-    pub downlink: LinkConfig,
     /// Bernoulli loss of every packet arriving at a peer.
     pub ingress_loss: f64,
     /// Where each host's clock starts (uTP reads one-way delays against them).
@@ -186,7 +188,7 @@ struct RawSwarmNetwork {
     groups: Option<BTreeMap<String, RawGroup>>,
     tracker_group: Option<String>,
     ingress_loss: Option<f64>,
-    access: Option<RawSwarmAccess>,
+    access: Option<RawAccess>,
     clock_offsets: Option<ClockOffsetsName>,
 }
 
@@ -195,14 +197,6 @@ struct RawSwarmNetwork {
 struct RawGroup {
     intra: DurationStr,
     inter: DurationStr,
-}
-
-#[derive(Debug, Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct RawSwarmAccess {
-    up: Option<RateStr>,
-    down: Option<RateStr>,
-    buffer: Option<BufferStr>,
 }
 
 #[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
@@ -272,7 +266,7 @@ struct RawPeers {
     group: Option<String>,
     join: Option<RawJoin>,
     departure: Option<RawDeparture>,
-    upload_limit: Option<RateStr>,
+    upload_limit: Option<UploadLimitStr>,
     upload_slots: Option<u32>,
     pipeline: Option<RawPipeline>,
     max_initiate: Option<u32>,
@@ -281,6 +275,9 @@ struct RawPeers {
     tcp: Option<RawTcp>,
     transport: Option<TransportName>,
     utp: Option<RawUtp>,
+    client: Option<ClientName>,
+    disposition: Option<u32>,
+    access: Option<RawAccess>,
 }
 
 #[derive(Debug, Deserialize, Default)]
@@ -331,24 +328,6 @@ pub(super) fn validate(raw: RawSwarmScenario, file: &str) -> Result<SwarmScenari
     let rtt = net.rtt.map_or(Duration::ZERO, |d| d.0);
     let ingress_loss = probability(&cx, "network.ingress_loss", net.ingress_loss.unwrap_or(0.0))?;
     let access = net.access.unwrap_or_default();
-    let link = |field: &str, rate: Option<RateStr>| -> Result<LinkConfig, ScenarioError> {
-        let rate = rate.and_then(|r| r.0);
-        if rate == Some(0) {
-            return Err(cx.err(field, "must be greater than zero (or \"unlimited\")"));
-        }
-        let buffer = match access.buffer {
-            // A buffer given as time is that long at each link's own capacity;
-            // an unlimited link never queues, so there it is ignored (and the
-            // limit kept is the default's, which nothing ever reaches).
-            Some(b) if rate.is_none() && matches!(b.0, BufferSpec::Time(_)) => BufferLimit::Packets(1000),
-            Some(b) => buffer_limit(&cx, "network.access.buffer", b.0, rate)?,
-            None => BufferLimit::Packets(1000),
-        };
-        Ok(LinkConfig { capacity_bps: rate, buffer, delay: Duration::ZERO })
-    };
-    let uplink = link("network.access.up", access.up)?;
-    let downlink = link("network.access.down", access.down)?;
-
     let global_tcp = raw.tcp.clone().unwrap_or_default();
     let global_cc = Controllers {
         cubic: raw.cubic.as_ref(),
@@ -417,13 +396,11 @@ pub(super) fn validate(raw: RawSwarmScenario, file: &str) -> Result<SwarmScenari
             return Err(cx.err(at("join"), format!("is at or after the end of the run ({earliest} >= {duration})")));
         }
         let seed = p.role == Role::Seed;
-        let upload_rate = match p.upload_limit.map(|r| r.0) {
-            None => Some(20_480.0), // mainline's default max_upload_rate (20 kB/s x 1024)
-            Some(None) => None,
-            Some(Some(0)) => return Err(cx.err(at("upload_limit"), "must be greater than zero (or \"unlimited\")")),
-            Some(Some(bps)) => Some(bps as f64 / 8.0),
-        };
+        let profile = p.client.unwrap_or_default();
+        let (uplink, downlink) = profile::access_links(&cx, &access, p.access.as_ref(), &at("access"))?;
+        let upload_rate = profile::upload_rate(&cx, &at("upload_limit"), profile, p.upload_limit.map(|u| u.0), &uplink)?;
         let mut client = ClientConfig::mainline(upload_rate);
+        client.transports = profile::transports(&cx, &at, profile, p.transport, p.disposition)?;
         if let Some(s) = p.upload_slots {
             if s == 0 || s > 1000 {
                 return Err(cx.err(at("upload_slots"), "must be between 1 and 1000"));
@@ -472,10 +449,6 @@ pub(super) fn validate(raw: RawSwarmScenario, file: &str) -> Result<SwarmScenari
         let cc = controllers::build(&cx, p.cc.unwrap_or(CcName::Cubic), &global_cc, &Controllers::default(), &at)?;
         let utp_path = if p.utp.is_some() { at("utp") } else { "utp".to_string() };
         let utp = utp_config(&cx, &global_utp.overlaid(p.utp.as_ref()), &utp_path)?;
-        let transport = match p.transport.unwrap_or(TransportName::Tcp) {
-            TransportName::Tcp => TransportKind::Tcp,
-            TransportName::Utp => TransportKind::Utp,
-        };
         classes.push(PeerClass {
             label: p.label.clone().unwrap_or_else(|| if seed { "seed".into() } else { "leecher".into() }),
             seed,
@@ -483,8 +456,10 @@ pub(super) fn validate(raw: RawSwarmScenario, file: &str) -> Result<SwarmScenari
             group,
             join,
             departure,
+            profile,
             client,
-            transport,
+            uplink,
+            downlink,
             tcp,
             cc,
             utp,
@@ -503,12 +478,27 @@ pub(super) fn validate(raw: RawSwarmScenario, file: &str) -> Result<SwarmScenari
     let m = raw.metrics.unwrap_or_default();
     let uplink_log_peers = m.uplink_log_peers.unwrap_or(0);
     let peers = classes.iter().map(|c| c.count).sum::<u32>();
-    if uplink_log_peers > 0 && uplink.capacity_bps.is_none() {
-        return Err(cx.err(
-            "metrics.uplink_log_peers",
-            "network.access.up is \"unlimited\": an unlimited uplink never queues, so there is nothing to log; \
-             allowed: 0, or give network.access.up a rate",
-        ));
+    // The logged uplinks are the first peers': each must queue.
+    let mut first = 0u32;
+    for (i, c) in classes.iter().enumerate() {
+        if first >= uplink_log_peers {
+            break;
+        }
+        if c.uplink.capacity_bps.is_none() {
+            let field = if raw.peers[i].access.as_ref().is_some_and(|a| a.up.is_some()) {
+                format!("peers[{i}].access.up")
+            } else {
+                "network.access.up".to_string()
+            };
+            return Err(cx.err(
+                "metrics.uplink_log_peers",
+                format!(
+                    "the first {uplink_log_peers} peers' uplinks are logged, but {field} (class {i}) is \"unlimited\": \
+                     an unlimited uplink never queues, so there is nothing to log; allowed: 0 to {first}, or give it a rate"
+                ),
+            ));
+        }
+        first += c.count;
     }
     if uplink_log_peers > peers {
         return Err(cx.err(
@@ -525,8 +515,6 @@ pub(super) fn validate(raw: RawSwarmScenario, file: &str) -> Result<SwarmScenari
         rtt,
         groups,
         tracker_group,
-        uplink,
-        downlink,
         ingress_loss,
         clock_offsets: match net.clock_offsets {
             Some(ClockOffsetsName::Zero) => ClockOffsets::Zero,

@@ -242,7 +242,7 @@ pub fn parse_buffer(s: &str) -> Result<BufferSpec, String> {
     })
 }
 
-fn parse_rate_or_unlimited(s: &str) -> Result<Option<u64>, String> {
+pub(super) fn parse_rate_or_unlimited(s: &str) -> Result<Option<u64>, String> {
     if s.trim() == "unlimited" {
         Ok(None)
     } else if s.trim().eq_ignore_ascii_case("unlimited") {

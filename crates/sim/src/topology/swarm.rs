@@ -77,8 +77,13 @@ pub(crate) fn build(sc: &SwarmScenario) -> World {
             groups_of.push(class.group.unwrap_or(0) as u16);
         }
     }
-    let host = HostConfig { uplink: sc.uplink, downlink: sc.downlink, ingress_loss: sc.ingress_loss };
-    let hosts = vec![host; peers.len()];
+    let hosts: Vec<HostConfig> = class_of
+        .iter()
+        .map(|&ci| {
+            let c = &sc.classes[ci];
+            HostConfig { uplink: c.uplink, downlink: c.downlink, ingress_loss: sc.ingress_loss }
+        })
+        .collect();
     let (latency, tracker_delay) = if sc.groups.is_empty() {
         let d = Duration(sc.rtt.0 / 2);
         (Latency::Uniform(d), vec![d; peers.len()])
@@ -98,12 +103,12 @@ pub(crate) fn build(sc: &SwarmScenario) -> World {
         (Latency::Groups { of_host: groups_of, groups: g, delays }, td)
     };
     // Packets from one source to one latency group leave in send order
-    // (a FIFO uplink) and all take the same delay, so they arrive in send
-    // order too: they can share a lane. With unlimited uplinks the source
-    // side only matters through its group. This relies on every host
-    // having the same access links (`hosts` above); a lane that went back
-    // in time would trip the event queue's check.
-    debug_assert!(hosts.windows(2).all(|w| w[0] == w[1]), "lanes assume identical access links");
+    // (a FIFO uplink, or none) and all take the same delay, so they arrive
+    // in send order too: they can share a lane. When no uplink is limited,
+    // a packet leaves as it is sent, and the sources of one group can share
+    // a lane as well. (A lane that went back in time would trip the event
+    // queue's check.)
+    let all_unlimited = hosts.iter().all(|h| h.uplink.capacity_bps.is_none());
     let group_of = |h: usize| match &latency {
         Latency::Groups { of_host, .. } => of_host[h] as u32,
         _ => 0,
@@ -114,7 +119,7 @@ pub(crate) fn build(sc: &SwarmScenario) -> World {
     };
     let lane_dst: Vec<u32> = (0..peers.len()).map(group_of).collect();
     let lane_src: Vec<u32> =
-        if sc.uplink.capacity_bps.is_none() { lane_dst.clone() } else { (0..peers.len() as u32).collect() };
+        if all_unlimited { lane_dst.clone() } else { (0..peers.len() as u32).collect() };
     let lane_count = (lane_src.iter().max().map_or(0, |&m| m as usize + 1)) * lane_dsts as usize;
     let net = Network::new(sc.seed, &hosts, latency);
     let end = Time::ZERO + sc.duration;
@@ -137,7 +142,6 @@ pub(crate) fn build(sc: &SwarmScenario) -> World {
         .classes
         .iter()
         .map(|c| ClassProto {
-            transport: c.transport,
             tcp: Arc::new(c.tcp.clone()),
             cc: c.cc.clone(),
             utp: Arc::new(c.utp.clone()),

@@ -55,7 +55,8 @@ pub(crate) trait App {
     fn timer(&mut self, _now: Time, _f: &mut Fabric, _timer: u32, _tag: Tag) {}
 
     /// A dial from `remote` reached `link` on `host`: the slot to take it
-    /// under, or `None` to refuse (the world then resets it).
+    /// under, or `None` to refuse (the world then resets it, unless the
+    /// application had it dropped without a word with [`Fabric::ignore`]).
     fn accept(&mut self, now: Time, f: &mut Fabric, link: Link, host: HostId, remote: HostId) -> Option<u32>;
 
     /// The dialling end `link` is connected.

@@ -181,6 +181,13 @@ impl Fabric {
         }
     }
 
+    /// Refuses the dial that reached acceptor end `link` without a word
+    /// where its transport allows it (see [`Transport::ignore`]); called
+    /// from [`App::accept`](super::App::accept), which then returns `None`.
+    pub fn ignore(&mut self, link: Link) {
+        self.conns[link.conn()].ep[link.side()].ignore();
+    }
+
     /// Tells `link`'s owner ([`App::readable`](super::App::readable)) once
     /// `link` has received `bytes` bytes in order (`u64::MAX`: never).
     #[inline]

@@ -353,6 +353,15 @@ impl UtpSocket {
         (self.out_unacked, self.out_unacked_packets, self.cur_window, self.resends) = (0, 0, 0, 0);
     }
 
+    /// Drops a SYN the application refuses without answering it (libutp's
+    /// firewall callback, libtorrent's `enable_incoming_utp` off): nothing
+    /// is sent, and later packets of the dial are ignored. The dialler
+    /// learns nothing until its SYN times out.
+    pub fn ignore(&mut self) {
+        self.abort();
+        self.reset_pending = false;
+    }
+
     fn clock_us(&self, now: Time) -> u32 {
         ((now.as_nanos() / 1000) as u32).wrapping_add(self.clock_offset_us)
     }
