@@ -28,8 +28,8 @@ mod tests;
 
 use torrentlab_engine::{Duration, EntityRng, Time};
 
-use crate::dial::{Transport, Transports};
 use crate::choker::{upload_slots, Choker, Decision, MainlineChoker, PeerView};
+use crate::dial::{Transport, Transports};
 use crate::limiter::{RateLimiter, UploadLimiter};
 use crate::picker::{Picker, PiecePicker};
 use crate::pipeline::Pipeline;

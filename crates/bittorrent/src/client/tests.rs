@@ -13,8 +13,8 @@ use std::rc::Rc;
 use torrentlab_engine::{EntityId, EntityRng, Time};
 
 use super::{rows, Client, ClientConfig, Frame, Io, Note, Stage};
-use crate::dial::Transport;
 use crate::bitfield::Bitfield;
+use crate::dial::Transport;
 use crate::torrent::{Torrent, BLOCK};
 use crate::tracker::AnnounceEvent;
 use crate::wire::Message;
@@ -621,7 +621,9 @@ fn accept_refuses_a_second_connection_from_a_peer_and_any_beyond_max_allow_in() 
     let c = net.push(client(5, ClientConfig { max_allow_in: 4, ..mainline() }, &four_pieces(), false));
     net.start(c);
     let (_, first) = net.accept_from(c, 9);
-    let accept = |net: &mut Net, remote: u32, link: u32| net.with(c, |cl, now, io| cl.accept(now, remote, link, Transport::Tcp, io).ok());
+    let accept = |net: &mut Net, remote: u32, link: u32| {
+        net.with(c, |cl, now, io| cl.accept(now, remote, link, Transport::Tcp, io).ok())
+    };
     assert_eq!(accept(&mut net, 9, 500), None, "one connection per peer");
     assert_eq!(net.c(c).stats.connections_refused, 1);
     // Dials that cross ours: the one from the lower peer id wins.

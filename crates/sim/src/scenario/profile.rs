@@ -70,7 +70,9 @@ impl<'de> Deserialize<'de> for UploadLimitStr {
         impl Visitor<'_> for V {
             type Value = UploadLimitStr;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a rate such as \"20 kB/s\", \"unlimited\", or a multiple of the uplink such as \"5 x uplink\"")
+                f.write_str(
+                    "a rate such as \"20 kB/s\", \"unlimited\", or a multiple of the uplink such as \"5 x uplink\"",
+                )
             }
             fn visit_str<E: de::Error>(self, s: &str) -> Result<UploadLimitStr, E> {
                 let t = s.trim();
@@ -217,12 +219,25 @@ mod tests {
     #[test]
     fn a_multiple_of_the_uplink_is_in_bytes_per_second_at_the_uplink_capacity() {
         let cx = Ctx { file: "f.toml" };
-        let up = LinkConfig { capacity_bps: Some(1_000_000), buffer: BufferLimit::Packets(10), delay: Default::default() };
-        let r = upload_rate(&cx, "peers[0].upload_limit", ClientName::Utorrent, Some(UploadLimitSpec::TimesUplink(5.0)), &up);
+        let up =
+            LinkConfig { capacity_bps: Some(1_000_000), buffer: BufferLimit::Packets(10), delay: Default::default() };
+        let r = upload_rate(
+            &cx,
+            "peers[0].upload_limit",
+            ClientName::Utorrent,
+            Some(UploadLimitSpec::TimesUplink(5.0)),
+            &up,
+        );
         assert_eq!(r.unwrap(), Some(625_000.0));
         let open = LinkConfig { capacity_bps: None, ..up };
-        let e = upload_rate(&cx, "peers[0].upload_limit", ClientName::Utorrent, Some(UploadLimitSpec::TimesUplink(5.0)), &open)
-            .unwrap_err();
+        let e = upload_rate(
+            &cx,
+            "peers[0].upload_limit",
+            ClientName::Utorrent,
+            Some(UploadLimitSpec::TimesUplink(5.0)),
+            &open,
+        )
+        .unwrap_err();
         assert_eq!(e.field, "peers[0].upload_limit");
         assert_eq!(upload_rate(&cx, "x", ClientName::Mainline, None, &up).unwrap(), Some(20_480.0));
         assert_eq!(upload_rate(&cx, "x", ClientName::Utorrent, None, &up).unwrap(), None);

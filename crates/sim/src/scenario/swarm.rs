@@ -398,7 +398,8 @@ pub(super) fn validate(raw: RawSwarmScenario, file: &str) -> Result<SwarmScenari
         let seed = p.role == Role::Seed;
         let profile = p.client.unwrap_or_default();
         let (uplink, downlink) = profile::access_links(&cx, &access, p.access.as_ref(), &at("access"))?;
-        let upload_rate = profile::upload_rate(&cx, &at("upload_limit"), profile, p.upload_limit.map(|u| u.0), &uplink)?;
+        let upload_rate =
+            profile::upload_rate(&cx, &at("upload_limit"), profile, p.upload_limit.map(|u| u.0), &uplink)?;
         let mut client = ClientConfig::mainline(upload_rate);
         client.transports = profile::transports(&cx, &at, profile, p.transport, p.disposition)?;
         if let Some(s) = p.upload_slots {

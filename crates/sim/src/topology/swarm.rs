@@ -118,8 +118,7 @@ pub(crate) fn build(sc: &SwarmScenario) -> World {
         _ => 1,
     };
     let lane_dst: Vec<u32> = (0..peers.len()).map(group_of).collect();
-    let lane_src: Vec<u32> =
-        if all_unlimited { lane_dst.clone() } else { (0..peers.len() as u32).collect() };
+    let lane_src: Vec<u32> = if all_unlimited { lane_dst.clone() } else { (0..peers.len() as u32).collect() };
     let lane_count = (lane_src.iter().max().map_or(0, |&m| m as usize + 1)) * lane_dsts as usize;
     let net = Network::new(sc.seed, &hosts, latency);
     let end = Time::ZERO + sc.duration;
@@ -141,11 +140,7 @@ pub(crate) fn build(sc: &SwarmScenario) -> World {
     let proto = sc
         .classes
         .iter()
-        .map(|c| ClassProto {
-            tcp: Arc::new(c.tcp.clone()),
-            cc: c.cc.clone(),
-            utp: Arc::new(c.utp.clone()),
-        })
+        .map(|c| ClassProto { tcp: Arc::new(c.tcp.clone()), cc: c.cc.clone(), utp: Arc::new(c.utp.clone()) })
         .collect();
     // Each host's clock runs from its own origin, as real hosts' do (uTP
     // timestamps are read against them).
