@@ -24,6 +24,8 @@ mod slot_set;
 mod upload;
 
 #[cfg(test)]
+mod connect_tests;
+#[cfg(test)]
 mod tests;
 
 use torrentlab_engine::{Duration, EntityRng, Time};

@@ -48,6 +48,7 @@ pub(crate) fn report(sc: &SwarmScenario, mut world: World) -> SwarmOutput {
     peers
         .i64("peer", (0..n as i64).collect())
         .str("class", w.peers.iter().map(|p| sc.classes[p.class].label.clone()).collect())
+        .str("client", w.peers.iter().map(|p| sc.classes[p.class].profile.name().to_string()).collect())
         .str("role", w.peers.iter().map(|p| if p.seed { "seed".to_string() } else { "leecher".to_string() }).collect())
         .str(
             "group",
