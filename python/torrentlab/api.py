@@ -44,6 +44,7 @@ TABLES = {
         "transports",
         "uplinks",
         "uplink_queue",
+        "uplink_delays",
     ),
 }
 
@@ -85,7 +86,7 @@ class RunResult:
     summary window), ``flows``, ``timeseries`` and ``queue``. A swarm run has
     ``summary``, ``peers`` (completion times), ``connections``, ``haves``,
     ``chokes``, ``sends``, ``send_gaps``, ``payload_lengths``, ``transports``
-    (bytes by transport and kind), ``uplinks`` and ``uplink_queue``. ``perf``: events and wall time.
+    (bytes by transport and kind), ``uplinks``, ``uplink_queue`` and ``uplink_delays``. ``perf``: events and wall time.
     """
 
     name: str

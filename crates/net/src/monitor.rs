@@ -102,6 +102,15 @@ impl DelayHistogram {
         unreachable!("the counts sum to the total")
     }
 
+    /// The buckets that counted anything: (lowest delay ns, width ns, count),
+    /// in increasing order of delay.
+    pub fn buckets(&self) -> impl Iterator<Item = (u64, u64, u64)> + '_ {
+        self.counts.iter().enumerate().filter(|(_, &c)| c > 0).map(|(b, &c)| {
+            let (lo, w) = Self::bucket_range(b);
+            (lo, w, c)
+        })
+    }
+
     /// Bytes of counters held.
     pub fn heap_bytes(&self) -> usize {
         self.counts.capacity() * 8
@@ -123,6 +132,19 @@ pub(crate) struct QueueStats {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn the_buckets_that_counted_come_in_increasing_order_and_sum_to_the_count() {
+        let mut h = DelayHistogram::default();
+        for ns in [0, 0, 5, 1_000, 1_010, 2_000_000, 7] {
+            h.record(ns);
+        }
+        let b: Vec<(u64, u64, u64)> = h.buckets().collect();
+        assert_eq!(b.iter().map(|x| x.2).sum::<u64>(), h.count());
+        assert!(b.windows(2).all(|w| w[0].0 + w[0].1 <= w[1].0), "{b:?}");
+        assert_eq!(b[0], (0, 1, 2), "two packets waited 0");
+        assert!(b.iter().any(|&(lo, w, c)| lo <= 2_000_000 && 2_000_000 < lo + w && c == 1));
+    }
 
     #[test]
     fn every_delay_falls_in_the_bucket_whose_range_holds_it() {

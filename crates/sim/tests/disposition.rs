@@ -262,5 +262,15 @@ fn a_seed_and_fifteen_leechers_of_mixed_dispositions_finish_and_every_byte_is_ac
         let last_queued = rows.last().map_or(0, |&r| q.i64_column("bytes")[r]);
         let dropped = up.i64_column("dropped_bytes")[peer as usize];
         assert_eq!(sent, prev + dropped + last_queued, "peer {peer}: sent = served + dropped + queued");
+        // The delay histogram counts every packet served; the time-averaged
+        // queue stays within the buffer.
+        let d = out.table("uplink_delays");
+        let counted: i64 =
+            (0..d.rows()).filter(|&r| d.i64_column("peer")[r] == peer).map(|r| d.i64_column("packets")[r]).sum();
+        assert_eq!(counted, up.i64_column("served_packets")[peer as usize], "peer {peer}");
+        let q = up.f64_column("mean_queue_bytes")[peer as usize];
+        assert!(q >= 0.0 && q <= up.f64_column("buffer_bytes")[peer as usize], "peer {peer}: E[Q] {q}");
     }
+    let eq: f64 = up.f64_column("mean_queue_bytes")[1..].iter().sum::<f64>() / 15.0;
+    assert!(eq > 10_000.0, "leechers' uplinks do queue: mean E[Q] {eq}");
 }

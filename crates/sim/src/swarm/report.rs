@@ -141,6 +141,7 @@ pub(crate) fn report(sc: &SwarmScenario, mut world: World) -> SwarmOutput {
     let transports = transports_table(&f.conns, &w.frames);
     let uplinks = uplinks_table(&w, &mut world.f.net, end);
     let uplink_queue = take_uplink_logs(&mut world.f.net, end);
+    let uplink_delays = uplink_delays_table(&world.f.net, w.peers.len());
     SwarmOutput {
         tables: vec![
             ("summary", summary),
@@ -154,6 +155,7 @@ pub(crate) fn report(sc: &SwarmScenario, mut world: World) -> SwarmOutput {
             ("transports", transports),
             ("uplinks", uplinks),
             ("uplink_queue", uplink_queue),
+            ("uplink_delays", uplink_delays),
         ],
         perf,
     }
@@ -172,6 +174,7 @@ fn uplinks_table(w: &Swarm, net: &mut torrentlab_net::Network, end: Time) -> Tab
     let (mut capacity, mut buf_packets, mut buf_bytes, mut active) = (vec![], vec![], vec![], vec![]);
     let (mut served_p, mut served_b, mut dropped_p, mut dropped_b) = (vec![], vec![], vec![], vec![]);
     let (mut mean_ms, mut p95_ms, mut nonempty, mut util) = (vec![], vec![], vec![], vec![]);
+    let mut mean_queue = vec![];
     for (i, p) in w.peers.iter().enumerate() {
         let up = net.uplink(HostId(i as u32));
         let link = net.link_mut(up);
@@ -203,6 +206,7 @@ fn uplinks_table(w: &Swarm, net: &mut torrentlab_net::Network, end: Time) -> Tab
         // An unlimited link keeps no histogram: every packet waited 0.
         p95_ms.push(none(link.delay_histogram().map_or(Some(0.0), |h| h.quantile_ns(0.95)).unwrap_or(0.0) * 1e-6));
         nonempty.push(span(link.queue_nonempty_ns(end).unwrap_or(0) as f64));
+        mean_queue.push(if cap.is_some() { span(s.wait_byte_ns as f64) } else { 0.0 });
         util.push(cap.map_or(f64::NAN, |c| span(s.transmitted_bits(c) / c as f64 * 1e9)));
     }
     t.i64("peer", (0..n as i64).collect())
@@ -217,7 +221,28 @@ fn uplinks_table(w: &Swarm, net: &mut torrentlab_net::Network, end: Time) -> Tab
         .f64("mean_delay_ms", mean_ms)
         .f64("p95_delay_ms", p95_ms)
         .f64("queue_nonempty_fraction", nonempty)
+        .f64("mean_queue_bytes", mean_queue)
         .f64("utilisation", util);
+    t
+}
+
+/// The queueing delay of every packet served at each limited uplink, as a
+/// histogram: one row per peer and delay bucket that counted anything
+/// (docs/metrics.md, `uplink_delays`).
+fn uplink_delays_table(net: &torrentlab_net::Network, n: usize) -> Table {
+    let (mut peer, mut lo, mut hi, mut packets) = (vec![], vec![], vec![], vec![]);
+    for i in 0..n {
+        let link = net.link(net.uplink(HostId(i as u32)));
+        let Some(h) = link.delay_histogram() else { continue };
+        for (l, w, c) in h.buckets() {
+            peer.push(i as i64);
+            lo.push(l as f64 * 1e-6);
+            hi.push((l + w) as f64 * 1e-6);
+            packets.push(c as i64);
+        }
+    }
+    let mut t = Table::default();
+    t.i64("peer", peer).f64("delay_lo_ms", lo).f64("delay_hi_ms", hi).i64("packets", packets);
     t
 }
 
