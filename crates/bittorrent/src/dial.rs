@@ -2,9 +2,9 @@
 //! connections to one remote it keeps: the connection management of the
 //! three client profiles.
 //!
-//! * mainline 4.0.x speaks TCP only. The simulator lets a mainline class dial
-//!   over one transport and answer both ([`Transports::single`]), which is
-//!   what mixed swarms of the one-world issue need.
+//! * mainline 4.0.x speaks TCP only ([`Transports::mainline`]). The
+//!   simulator also lets a mainline class dial over uTP, answering both
+//!   transports: mainline's algorithms over uTP, a construct of ours.
 //! * uTorrent's `bt.transp_disposition` bitmask ([`Transports::disposition`]):
 //!   1 attempt outgoing TCP, 2 attempt outgoing uTP, 4 accept incoming TCP,
 //!   8 accept incoming uTP, 16 the new (version 1) uTP header. A client
@@ -88,9 +88,11 @@ pub struct Transports {
 }
 
 impl Transports {
-    /// Dials over `t`, answers both, no preference (the simulator's mainline).
-    pub fn single(t: Transport) -> Self {
-        Transports { dial: Dial::Only(t), accept_tcp: true, accept_utp: true, prefer_utp: false }
+    /// Mainline dialling over `t`, without preference. Over TCP, mainline
+    /// 4.0.x as released: it neither dials nor answers uTP. Over uTP (not a
+    /// real client: mainline's algorithms over uTP), it answers both.
+    pub fn mainline(t: Transport) -> Self {
+        Transports { dial: Dial::Only(t), accept_tcp: true, accept_utp: t == Transport::Utp, prefer_utp: false }
     }
 
     /// uTorrent's behaviour for a `bt.transp_disposition` value. Bits above
@@ -171,6 +173,14 @@ mod tests {
         assert!(!t.accepts(Transport::Tcp) && t.accepts(Transport::Utp));
         assert_eq!(Transports::disposition(12).first_dials(), &[] as &[Transport]);
         assert_eq!(Transports::disposition(255), Transports::disposition(31), "bits above 16 are ignored");
+    }
+
+    #[test]
+    fn mainline_over_tcp_answers_tcp_only_and_over_utp_answers_both() {
+        let tcp = Transports::mainline(Transport::Tcp);
+        assert!(tcp.accepts(Transport::Tcp) && !tcp.accepts(Transport::Utp));
+        let utp = Transports::mainline(Transport::Utp);
+        assert!(utp.accepts(Transport::Tcp) && utp.accepts(Transport::Utp) && !utp.prefer_utp);
     }
 
     #[test]

@@ -230,8 +230,8 @@ fn a_seed_and_fifteen_leechers_of_mixed_dispositions_finish_and_every_byte_is_ac
     assert_eq!(tcp + utp, uploaded);
     // Each uplink's queue log reconstructs what the link served: the
     // cumulative counter grows by one packet per row, and ends at the
-    // uplink's total; what a peer put on the wire was served, dropped, or
-    // still queued at the end.
+    // uplink's total; what a peer sent was served, dropped, or is still
+    // queued at the end.
     let q = out.table("uplink_queue");
     let up = out.table("uplinks");
     for peer in 0..16i64 {
@@ -261,7 +261,14 @@ fn a_seed_and_fifteen_leechers_of_mixed_dispositions_finish_and_every_byte_is_ac
             .sum();
         let last_queued = rows.last().map_or(0, |&r| q.i64_column("bytes")[r]);
         let dropped = up.i64_column("dropped_bytes")[peer as usize];
-        assert_eq!(sent, prev + dropped + last_queued, "peer {peer}: sent = served + dropped + queued");
+        // Still queued at the end: what the last dequeue left, and what
+        // arrived after it, within the buffer.
+        let queued = sent - prev - dropped;
+        let buffer = up.f64_column("buffer_bytes")[peer as usize] as i64;
+        assert!(
+            queued >= last_queued && queued <= buffer,
+            "peer {peer}: {queued} queued at the end, {last_queued} after the last dequeue"
+        );
         // The delay histogram counts every packet served; the time-averaged
         // queue stays within the buffer.
         let d = out.table("uplink_delays");

@@ -29,6 +29,8 @@ const REDUCED: &[(&str, &str, &str)] = &[
     ("scenarios/bench/testa2012-utp-75.toml", "torrent.size", "3MB"),
     ("scenarios/rao2010/as-placement.toml", "torrent.size", "3MB"),
     ("scenarios/rao2010/flash-crowd.toml", "torrent.size", "3MB"),
+    ("scenarios/testa2012/swarm.toml", "torrent.size", "3MB"),
+    ("scenarios/testa2013/swarm.toml", "torrent.size", "3MB"),
 ];
 
 /// A scenario that runs longer than this unreduced is reported (not failed:

@@ -132,14 +132,17 @@ fn a_tcp_dial_is_taken_while_our_utp_dial_is_under_way_and_closed_when_it_connec
 
 #[test]
 fn without_a_preference_crossing_dials_are_settled_by_peer_id_whatever_their_transports() {
-    // A mainline class dialling TCP meets a uTP dial from a lower id: ours loses.
-    let (mut c, mut io) = client(5, Transports::single(Transport::Tcp));
+    // A mainline class dialling uTP meets a TCP dial from a lower id: ours loses.
+    let (mut c, mut io) = client(5, Transports::mainline(Transport::Utp));
     c.on_tracker_reply(NOW, &[2, 9], &mut io);
-    let (to2, _to9) = (io.dials[0].3, io.dials[1].3);
-    assert!(c.accept(NOW, 2, 60, Transport::Utp, &mut io).is_ok());
+    let to2 = io.dials[0].3;
+    assert!(c.accept(NOW, 2, 60, Transport::Tcp, &mut io).is_ok());
     assert_eq!(io.closes, [to2]);
     // From a higher id, theirs is refused.
-    assert_eq!(c.accept(NOW, 9, 61, Transport::Utp, &mut io), Err(Refusal::Duplicate));
+    assert_eq!(c.accept(NOW, 9, 61, Transport::Tcp, &mut io), Err(Refusal::Duplicate));
+    // Mainline over TCP, as released, does not answer uTP at all.
+    let (mut m, mut io) = client(5, Transports::mainline(Transport::Tcp));
+    assert_eq!(m.accept(NOW, 2, 62, Transport::Utp, &mut io), Err(Refusal::Transport));
 }
 
 #[test]

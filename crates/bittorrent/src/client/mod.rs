@@ -77,7 +77,7 @@ impl ClientConfig {
             rechoke_interval: Duration::from_secs(10),
             snub_time: Duration::from_secs(30),
             keepalive_interval: Duration::from_secs(120),
-            transports: Transports::single(Transport::Tcp),
+            transports: Transports::mainline(Transport::Tcp),
         }
     }
 }

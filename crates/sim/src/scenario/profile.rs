@@ -172,7 +172,7 @@ pub(super) fn transports(
                     "is uTorrent's setting; set client = \"utorrent\", or use transport = \"tcp\" or \"utp\"",
                 ));
             }
-            Ok(Transports::single(dial(transport.unwrap_or(TransportName::Tcp))))
+            Ok(Transports::mainline(dial(transport.unwrap_or(TransportName::Tcp))))
         }
         ClientName::Utorrent => {
             if transport.is_some() {
