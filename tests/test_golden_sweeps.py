@@ -23,6 +23,9 @@ POINTS = {
     "rao2010/loss.sweep.toml": 1 * 3 * 4 * 2,
     "rao2010/rtt.sweep.toml": 9 * 5,
     "rossi2010/d.sweep.toml": 2 * 2 * 2,
+    "testa2012/main.sweep.toml": 3 * 6,
+    "testa2012/pairs.sweep.toml": 7,
+    "testa2013/main.sweep.toml": 7 + 5,
 }
 
 

@@ -115,6 +115,40 @@ def cdf_from_histogram(ax, upper_edges: Sequence[float], counts: Sequence[float]
     return line
 
 
+def cdf_envelope(ax, groups: Sequence[Sequence[float]], label: str | None, **kw):
+    """The CDF of every value of `groups` pooled (a step line, as `cdf`),
+    with the band between the lowest and highest of the groups' own CDFs
+    shaded (e.g. the envelope over a study's iterations). Returns the line,
+    or None when there is no value."""
+    finite = [g for g in (_finite(g) for g in groups) if len(g)]
+    if not finite:
+        return None
+    line = cdf(ax, np.concatenate(finite), label, **kw)
+    if len(finite) > 1:
+        x = np.unique(np.concatenate(finite))
+        each = np.array([np.searchsorted(g, x, side="right") / len(g) for g in finite])
+        ax.fill_between(x, each.min(axis=0), each.max(axis=0), step="post", alpha=0.2, color=line.get_color(), lw=0)
+    return line
+
+
+def ccdf_from_histogram(ax, lower_edges: Sequence[float], counts: Sequence[float], label: str | None,
+                        log_y: bool = True, **kw):
+    """Complementary CDF of a histogram as a step line: at each bin's lower
+    edge, the fraction of all counts in that bin and above (1 at the lowest
+    bin, never 0, so a log y axis works: `log_y`). Rows may come in any order
+    and repeat an edge (several runs' histograms): counts are added. Returns
+    the line, or None when the counts add up to 0."""
+    h = pd.Series(np.asarray(counts, dtype=float)).groupby(np.asarray(lower_edges, dtype=float)).sum().sort_index()
+    total = h.sum()
+    if not total > 0:
+        return None
+    above = h[::-1].cumsum()[::-1] / total
+    (line,) = ax.step(h.index.to_numpy(), above.to_numpy(), where="post", label=label, **kw)
+    if log_y:
+        ax.set_yscale("log")
+    return line
+
+
 def timeseries(ax, t: Sequence[float], y: Sequence[float], label: str | None = None, step: bool = False, **kw):
     """`y` against time `t` (seconds): a line through the points, or with
     `step` a staircase that holds each value until the next time (for

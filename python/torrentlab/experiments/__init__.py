@@ -14,6 +14,8 @@ from pathlib import Path
 EXPERIMENTS = {
     "rao2010": "torrentlab.experiments.rao2010",
     "rossi2010": "torrentlab.experiments.rossi2010",
+    "testa2012": "torrentlab.experiments.testa2012",
+    "testa2013": "torrentlab.experiments.testa2013",
 }
 
 
