@@ -25,8 +25,10 @@ use torrentlab_sim::{AnyScenario, Table};
 /// takes a few seconds, as `bench/ab.py --size "3 MB"` does for E0.
 const REDUCED: &[(&str, &str, &str)] = &[
     ("scenarios/bench/rao2010-rtt400-20k.toml", "torrent.size", "3MB"),
+    ("scenarios/bench/testa2012-31-75.toml", "torrent.size", "3MB"),
     ("scenarios/bench/testa2012-tcp-75.toml", "torrent.size", "3MB"),
     ("scenarios/bench/testa2012-utp-75.toml", "torrent.size", "3MB"),
+    ("scenarios/bench/testa2013-cubic-utp-75.toml", "torrent.size", "3MB"),
     ("scenarios/rao2010/as-placement.toml", "torrent.size", "3MB"),
     ("scenarios/rao2010/flash-crowd.toml", "torrent.size", "3MB"),
     ("scenarios/testa2012/swarm.toml", "torrent.size", "3MB"),

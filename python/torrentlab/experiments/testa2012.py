@@ -108,39 +108,45 @@ def keep_pair(job: Job, res: RunResult) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def summary_table(runs: pd.DataFrame) -> pd.DataFrame:
+def summary_table(runs: pd.DataFrame, peers: pd.DataFrame) -> pd.DataFrame:
     """One row per (C, case): E[T] and sigma[T] over every leecher of the
-    iterations (their per-run means' spread as `sd_mean_T_s`), the byte-wise
-    TCP share, E[Q] and the runs."""
+    iterations (the spread of the iterations' own means as `sd_mean_T_s`),
+    the byte-wise TCP share, E[Q] and the runs."""
     rows = []
     for (c, case), g in runs.groupby(["C_mbps", "case"], sort=False):
+        t = peers[(peers["C_mbps"] == c) & (peers["case"] == case)]["download_time_s"]
         rows.append({
             "C_mbps": c, "case": case, "runs": len(g),
             "completed": f"{int(g['completed'].sum())}/{int(g['leechers'].sum())}",
-            "E_T_s": g["mean_T_s"].mean(), "sd_mean_T_s": g["mean_T_s"].std(ddof=1) if len(g) > 1 else float("nan"),
-            "sigma_T_s": g["sd_T_s"].mean(), "tcp_byte_share": g["tcp_byte_share"].mean(),
-            "E_Q_kB": g["mean_queue_bytes"].mean() / 1e3,
+            "E_T_s": t.mean(), "sigma_T_s": t.std(ddof=1),
+            "sd_mean_T_s": g["mean_T_s"].std(ddof=1) if len(g) > 1 else float("nan"),
+            "tcp_byte_share": g["tcp_byte_share"].mean(), "E_Q_kB": g["mean_queue_bytes"].mean() / 1e3,
         })
     t = pd.DataFrame(rows)
     t["case"] = pd.Categorical(t["case"], CASES, ordered=True)
     return t.sort_values(["C_mbps", "case"]).reset_index(drop=True).assign(case=lambda d: d["case"].astype(str))
 
 
-def _inset(ax, cells: list[list[str]], columns: list[str], bbox: tuple[float, float, float, float]) -> None:
-    """A small table at `bbox` (x, y, width, height in axes fractions), where
-    the curves are not: the top left of a CDF, low on the right of a CCDF
-    with a log y axis."""
-    t = ax.table(cellText=cells, colLabels=columns, bbox=bbox)
+def _panels(n: int, tables: bool = False, **kw):
+    """A row of `n` panels; with `tables`, a row of table cells under them
+    (for each panel's E[T], sigma[T] or E[Q], which never cover a curve)."""
+    if not tables:
+        fig, axes = plt.subplots(1, n, figsize=(3.6 * n, 3.3), squeeze=False, **kw)
+        return fig, axes[0], None
+    fig, axes = plt.subplots(2, n, figsize=(3.6 * n, 4.8), squeeze=False, height_ratios=[3, 1.2],
+                             gridspec_kw={"hspace": 0.45}, **kw)
+    for t in axes[1]:
+        t.axis("off")
+    return fig, axes[0], axes[1]
+
+
+def _table(ax, cells: list[list[str]], columns: list[str]) -> None:
+    """`cells` as a small table filling `ax` (an axes turned off)."""
+    t = ax.table(cellText=cells, colLabels=columns, bbox=(0.0, 0.0, 1.0, 1.0))
     t.auto_set_font_size(False)
-    t.set_fontsize(5.5)
+    t.set_fontsize(6.5)
     for cell in t.get_celld().values():
         cell.set_linewidth(0.3)
-        cell.set_alpha(0.85)
-
-
-def _panels(n: int, **kw):
-    fig, axes = plt.subplots(1, n, figsize=(3.6 * n, 3.3), squeeze=False, **kw)
-    return fig, axes[0]
 
 
 def fig_calibration(cal: dict[int, RunResult], out: Path) -> list[Path]:
@@ -162,10 +168,10 @@ def fig_calibration(cal: dict[int, RunResult], out: Path) -> list[Path]:
 def fig_completion(peers: pd.DataFrame, out: Path) -> list[Path]:
     """Completion-time CDFs per case, one panel per C: the CDF over every
     leecher of the iterations, the band between the iterations' own CDFs,
-    and an inset of E[T] and sigma[T]."""
+    and a table of E[T] and sigma[T] under each panel."""
     cs = sorted(peers["C_mbps"].unique())
-    fig, axes = _panels(len(cs))
-    for ax, c in zip(axes, cs, strict=True):
+    fig, axes, below = _panels(len(cs), tables=True)
+    for ax, tab, c in zip(axes, below, cs, strict=True):
         part = peers[peers["C_mbps"] == c]
         cells = []
         for case in [k for k in CASES if k in set(part["case"])]:
@@ -176,7 +182,7 @@ def fig_completion(peers: pd.DataFrame, out: Path) -> list[Path]:
             cells.append([case, f"{t.mean():.0f}", f"{t.std(ddof=1):.0f}"])
         ax.set_title(f"C = {c:g} Mbit/s")
         ax.set_xlabel("completion time T [s]")
-        _inset(ax, cells, ["", "E[T] s", "σ[T] s"], (0.02, 0.55, 0.5, 0.43))
+        _table(tab, cells, ["case", "E[T] s", "σ[T] s"])
     axes[0].set_ylabel("CDF over leechers")
     legend(axes[-1])
     return save(fig, out / "fig_completion")
@@ -185,11 +191,12 @@ def fig_completion(peers: pd.DataFrame, out: Path) -> list[Path]:
 def fig_queue(delays: pd.DataFrame, runs: pd.DataFrame, out: Path) -> list[Path]:
     """CCDF of the uplink queue over every packet served at every peer's
     uplink, per case, one panel per C: queueing delay on the top axis (ms),
-    the queue it means at C on the bottom axis (kB); an inset of E[Q], the
-    time-averaged queue (the mean over peers and iterations)."""
+    the queue it means at C on the bottom axis (kB); under each panel a
+    table of E[Q], the time-averaged queue (the mean over peers and
+    iterations)."""
     cs = sorted(delays["C_mbps"].unique())
-    fig, axes = _panels(len(cs), sharey=True)
-    for ax, c in zip(axes, cs, strict=True):
+    fig, axes, below = _panels(len(cs), tables=True)
+    for ax, tab, c in zip(axes, below, cs, strict=True):
         kb_per_ms = c * 1e6 / 8 / 1e3 / 1e3  # kB of queue per ms of delay at C
         part = delays[delays["C_mbps"] == c]
         cells = []
@@ -198,7 +205,7 @@ def fig_queue(delays: pd.DataFrame, runs: pd.DataFrame, out: Path) -> list[Path]
             eq = runs[(runs["C_mbps"] == c) & (runs["case"] == case)]["mean_queue_bytes"].mean() / 1e3
             ccdf_from_histogram(ax, g["delay_lo_ms"] * kb_per_ms, g["packets"], case)
             cells.append([case, f"{eq:.1f}"])
-        _inset(ax, cells, ["", "E[Q] kB"], (0.5, 0.03, 0.42, 0.36))
+        _table(tab, cells, ["case", "E[Q] kB"])
         ax.set_xlabel("queue at the uplink [kB]")
         top = ax.secondary_xaxis("top", functions=(lambda x, k=kb_per_ms: x / k, lambda x, k=kb_per_ms: x * k))
         top.set_xlabel("queueing delay [ms]")
@@ -257,7 +264,7 @@ def fig_classes(peers: pd.DataFrame, out: Path) -> list[Path]:
     cs = sorted(mixed["C_mbps"].unique())
     if not cs:
         return []
-    fig, axes = _panels(len(cs))
+    fig, axes, _ = _panels(len(cs))
     for ax, c in zip(axes, cs, strict=True):
         part = mixed[mixed["C_mbps"] == c]
         for case in [k for k in CASES if k in set(part["case"])]:
@@ -314,7 +321,7 @@ def reproduce(out_dir: str | os.PathLike[str], quick: bool = False, workers: int
         tables = {k: pd.concat([r[k] for r in kept], ignore_index=True) for k in ("runs", "peers", "uplinks", "delays")}
         for name, df in tables.items():
             write_frame(df, tmp / f"{name}.parquet")
-        table = summary_table(tables["runs"])
+        table = summary_table(tables["runs"], tables["peers"])
         write_frame(table, tmp / "summary.parquet")
         figs = fig_calibration(cal, tmp)
         figs += save(table_figure(pair_table.drop(columns=["opened_s", "closed_s"]),

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Times scenario points against a reference point, side by side, on one build.
+
+Each round runs the reference and one point at the same time, each pinned to
+a core of its own (the cores swapped every round), with the Rust runner; the
+result per point is the geometric mean over rounds of point / reference for
+the wall time and for events per wall second, with a 95 % interval, and each
+side's events, wall time and peak resident memory. Side by side, both runs
+share the host's phase (see bench/ab.py), so the ratio is what to read.
+
+    cargo build --release -p torrentlab-sim --features hugepages --example bench
+    python3 bench/points.py --rounds 3        # issue 41: the E1 and E2 points against all-TCP mainline
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from ab import t975
+
+ROOT = Path(__file__).resolve().parent.parent
+RUNNER = ROOT / "target" / "release" / "examples" / "bench"
+REFERENCE = ROOT / "scenarios" / "bench" / "testa2012-tcp-75.toml"
+POINTS = [ROOT / "scenarios" / "bench" / "testa2012-31-75.toml",
+          ROOT / "scenarios" / "bench" / "testa2013-cubic-utp-75.toml"]
+EVENTS = re.compile(r"wall [\d.]+ s, (\d+) events")
+
+
+def together(runner: Path, scenarios: tuple[Path, Path], swap: bool) -> list[dict]:
+    """Both scenarios at once, one per core; each run's wall time (s),
+    events and peak RSS (bytes)."""
+    cores = ("1", "0") if swap else ("0", "1")
+    procs = {}
+    for sc, core in zip(scenarios, cores, strict=True):
+        pin = ["taskset", "-c", core] if shutil.which("taskset") else []
+        p = subprocess.Popen([*pin, str(runner), str(sc)], stdout=subprocess.PIPE, text=True)
+        procs[p.pid] = (p, time.perf_counter())
+    done: dict[int, dict] = {}
+    while len(done) < len(procs):
+        pid, status, usage = os.wait4(-1, 0)
+        if pid not in procs:
+            continue
+        p, t0 = procs[pid]
+        wall = time.perf_counter() - t0
+        if os.waitstatus_to_exitcode(status) != 0:
+            sys.exit(f"{p.args} failed")
+        m = EVENTS.search(p.stdout.read())
+        if not m:
+            sys.exit(f"{p.args}: no event count in its output")
+        done[pid] = {"wall": wall, "events": int(m.group(1)), "rss": usage.ru_maxrss * 1024}
+    return [done[pid] for pid in procs]
+
+
+def gmean_ci(ratios: list[float]) -> tuple[float, float, float]:
+    logs = [math.log(r) for r in ratios]
+    m = statistics.fmean(logs)
+    half = t975(len(logs)) * statistics.stdev(logs) / math.sqrt(len(logs)) if len(logs) > 1 else float("nan")
+    return math.exp(m), math.exp(m - half), math.exp(m + half)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runner", type=Path, default=RUNNER)
+    ap.add_argument("--reference", type=Path, default=REFERENCE)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("points", type=Path, nargs="*", default=POINTS)
+    args = ap.parse_args()
+    if not args.runner.exists():
+        sys.exit(f"{args.runner}: build it with cargo build --release -p torrentlab-sim --features hugepages "
+                 "--example bench")
+    for point in args.points:
+        rows = []
+        for r in range(args.rounds):
+            ref, pt = together(args.runner, (args.reference, point), swap=r % 2 == 1)
+            rows.append((ref, pt))
+            print(f"{point.name} round {r + 1}: {pt['wall']:.1f} s ({pt['events'] / pt['wall'] / 1e6:.2f} M ev/s) "
+                  f"vs {args.reference.name} {ref['wall']:.1f} s ({ref['events'] / ref['wall'] / 1e6:.2f} M ev/s)",
+                  flush=True)
+        wall = gmean_ci([pt["wall"] / ref["wall"] for ref, pt in rows])
+        rate = gmean_ci([(pt["events"] / pt["wall"]) / (ref["events"] / ref["wall"]) for ref, pt in rows])
+        for name, side in (("reference", 0), ("point", 1)):
+            runs = [r[side] for r in rows]
+            print(f"  {name}: {runs[0]['events']:,} events, wall {statistics.fmean(r['wall'] for r in runs):.1f} s, "
+                  f"{statistics.fmean(r['events'] / r['wall'] for r in runs) / 1e6:.2f} M events/s, "
+                  f"peak RSS {max(r['rss'] for r in runs) / 1e6:.1f} MB")
+        print(f"  {point.name} / {args.reference.name}: wall {wall[0]:.3f}x ({wall[1]:.3f}-{wall[2]:.3f}), "
+              f"events per wall s {rate[0]:.3f}x ({rate[1]:.3f}-{rate[2]:.3f}), {args.rounds} rounds side by side")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
