@@ -10,6 +10,11 @@ share the host's phase (see bench/ab.py), so the ratio is what to read.
 
     cargo build --release -p torrentlab-sim --features hugepages --example bench
     python3 bench/points.py --rounds 3        # issue 41: the E1 and E2 points against all-TCP mainline
+    python3 bench/points.py --alone --rounds 6 scenarios/bench/testa2013-cubic-utp-75.toml
+
+`--alone` runs the two one after the other on one core instead, in the
+order A B, B A, ...: for points of unequal length, where side by side the
+longer run spends its last part alone and faster.
 """
 
 from __future__ import annotations
@@ -60,6 +65,29 @@ def together(runner: Path, scenarios: tuple[Path, Path], swap: bool) -> list[dic
     return [done[pid] for pid in procs]
 
 
+def alone(runner: Path, scenarios: tuple[Path, Path], swap: bool) -> list[dict]:
+    """One scenario after the other on the last core (B first when `swap`)."""
+    order = (1, 0) if swap else (0, 1)
+    out: list[dict] = [{}, {}]
+    for i in order:
+        out[i] = together_one(runner, scenarios[i])
+    return out
+
+
+def together_one(runner: Path, scenario: Path) -> dict:
+    pin = ["taskset", "-c", str((os.cpu_count() or 1) - 1)] if shutil.which("taskset") else []
+    t0 = time.perf_counter()
+    p = subprocess.Popen([*pin, str(runner), str(scenario)], stdout=subprocess.PIPE, text=True)
+    _, status, usage = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t0
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"{p.args} failed")
+    m = EVENTS.search(p.stdout.read())
+    if not m:
+        sys.exit(f"{p.args}: no event count in its output")
+    return {"wall": wall, "events": int(m.group(1)), "rss": usage.ru_maxrss * 1024}
+
+
 def gmean_ci(ratios: list[float]) -> tuple[float, float, float]:
     logs = [math.log(r) for r in ratios]
     m = statistics.fmean(logs)
@@ -72,6 +100,7 @@ def main() -> int:
     ap.add_argument("--runner", type=Path, default=RUNNER)
     ap.add_argument("--reference", type=Path, default=REFERENCE)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--alone", action="store_true", help="one after the other on one core, not side by side")
     ap.add_argument("points", type=Path, nargs="*", default=POINTS)
     args = ap.parse_args()
     if not args.runner.exists():
@@ -80,7 +109,8 @@ def main() -> int:
     for point in args.points:
         rows = []
         for r in range(args.rounds):
-            ref, pt = together(args.runner, (args.reference, point), swap=r % 2 == 1)
+            how = alone if args.alone else together
+            ref, pt = how(args.runner, (args.reference, point), swap=r % 2 == 1)
             rows.append((ref, pt))
             print(f"{point.name} round {r + 1}: {pt['wall']:.1f} s ({pt['events'] / pt['wall'] / 1e6:.2f} M ev/s) "
                   f"vs {args.reference.name} {ref['wall']:.1f} s ({ref['events'] / ref['wall'] / 1e6:.2f} M ev/s)",
@@ -93,7 +123,8 @@ def main() -> int:
                   f"{statistics.fmean(r['events'] / r['wall'] for r in runs) / 1e6:.2f} M events/s, "
                   f"peak RSS {max(r['rss'] for r in runs) / 1e6:.1f} MB")
         print(f"  {point.name} / {args.reference.name}: wall {wall[0]:.3f}x ({wall[1]:.3f}-{wall[2]:.3f}), "
-              f"events per wall s {rate[0]:.3f}x ({rate[1]:.3f}-{rate[2]:.3f}), {args.rounds} rounds side by side")
+              f"events per wall s {rate[0]:.3f}x ({rate[1]:.3f}-{rate[2]:.3f}), {args.rounds} rounds "
+              f"{'one after the other' if args.alone else 'side by side'}")
     return 0
 
 
