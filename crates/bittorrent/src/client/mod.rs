@@ -412,7 +412,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             io.frame(link, f);
             io.write(link, len);
         }
-        self.choker.add_peer(slot, &mut self.choker_rng);
+        self.choker.add_peer(now, slot, &mut self.choker_rng);
     }
 
     fn on_message(&mut self, now: Time, slot: u32, m: Message, io: &mut dyn Io) {
@@ -447,7 +447,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
                     self.rows.set(slot, rows::REQUESTS, false);
                 }
                 self.rows.set(slot, rows::INTERESTED, interested);
-                if !choking {
+                if !choking || (interested && self.choker.rechokes_on_interest()) {
                     self.rechoke(now, io, true);
                 }
             }
@@ -526,6 +526,8 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
                 choked: f & rows::CHOKING != 0,
                 has_requests: f & rows::REQUESTS != 0,
                 flushed: true,
+                downloaded: 0,
+                uploaded: 0,
             });
         }
         // Then the connections' own lines, only where the choker reads them:
@@ -534,8 +536,12 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         // (`get_rate` is `update_rate(0)`).
         let reads_down = |v: &PeerView| v.interested && !v.snubbed;
         let reads_up = |v: &PeerView| seeding && v.interested && !v.choked;
-        for v in views.iter_mut().filter(|v| sockets || reads_down(v) || reads_up(v)) {
+        let totals = self.choker.reads_totals();
+        for v in views.iter_mut().filter(|v| sockets || totals || reads_down(v) || reads_up(v)) {
             let c = self.conns[v.id as usize].as_mut().expect("a ready slot is live");
+            if totals {
+                (v.downloaded, v.uploaded) = (c.down_rate.total(), c.up_rate.total());
+            }
             if reads_down(v) {
                 v.download_rate = c.down_rate.rate(now);
             }
@@ -549,9 +555,9 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         let mut decisions = std::mem::take(&mut self.decisions);
         decisions.clear();
         if event {
-            self.choker.rechoke_event(&views, seeding, &mut decisions)
+            self.choker.rechoke_event(now, &views, seeding, &mut decisions)
         } else {
-            self.choker.rechoke(&views, seeding, &mut decisions)
+            self.choker.rechoke(now, &views, seeding, &mut decisions)
         }
         self.views = views;
         for &d in &decisions {

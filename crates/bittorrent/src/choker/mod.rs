@@ -1,5 +1,7 @@
-//! Mainline 4.0.x's choker (`Choker.py`), as a policy behind a trait so other
-//! client profiles can be added.
+//! Chokers: who gets an upload slot. Mainline 4.0.x's (`Choker.py`) here, as
+//! a policy behind a trait; libtorrent's in [`libtorrent`].
+//!
+//! Mainline's:
 //!
 //! * Every 10 s a rechoke; every third one (30 s) the ring of connections is
 //!   first rotated to start at the first peer that is choked and interested:
@@ -16,7 +18,10 @@
 //!   are forced over each 30 s cycle.
 //! * New connections enter the ring at a uniformly random position.
 
-use torrentlab_engine::EntityRng;
+use torrentlab_engine::{EntityRng, Time};
+
+pub mod libtorrent;
+pub use libtorrent::LibtorrentChoker;
 
 /// What the choker needs to know about one connection at a rechoke.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -38,6 +43,11 @@ pub struct PeerView {
     pub has_requests: bool,
     /// Our socket to the peer has room (its send buffer is flushed).
     pub flushed: bool,
+    /// Block bytes received from the peer, and sent to it, since the
+    /// connection opened: read only for a choker that asks
+    /// ([`Choker::reads_totals`]); 0 otherwise.
+    pub downloaded: u64,
+    pub uploaded: u64,
 }
 
 /// A rechoke decision.
@@ -49,21 +59,33 @@ pub enum Decision {
 
 /// A choking policy.
 pub trait Choker {
-    fn add_peer(&mut self, id: u32, rng: &mut EntityRng);
+    /// A connection is ready at `now`.
+    fn add_peer(&mut self, now: Time, id: u32, rng: &mut EntityRng);
     fn remove_peer(&mut self, id: u32);
-    /// The periodic rechoke (every 10 s for mainline). `seeding`: we have
-    /// every piece. Appends the changes to `out` (only peers whose state
-    /// changes).
-    fn rechoke(&mut self, peers: &[PeerView], seeding: bool, out: &mut Vec<Decision>);
+    /// The periodic rechoke (every 10 s for mainline) at `now`. `seeding`:
+    /// we have every piece. Appends the changes to `out` (only peers whose
+    /// state changes).
+    fn rechoke(&mut self, now: Time, peers: &[PeerView], seeding: bool, out: &mut Vec<Decision>);
     /// A rechoke outside the timer, on an event (mainline: an unchoked peer
     /// became interested or not interested, or an unchoked interested peer
     /// left). Nothing rotates and the seed forces no new unchokes.
-    fn rechoke_event(&mut self, peers: &[PeerView], seeding: bool, out: &mut Vec<Decision>);
+    fn rechoke_event(&mut self, now: Time, peers: &[PeerView], seeding: bool, out: &mut Vec<Decision>);
     /// Whether this policy reads [`PeerView::flushed`] when `seeding`. The
     /// client looks at every socket only when it does.
     fn reads_flushed(&self, seeding: bool) -> bool {
         let _ = seeding;
         true
+    }
+    /// Whether this policy reads [`PeerView::downloaded`] and
+    /// [`PeerView::uploaded`] (each connection's totals).
+    fn reads_totals(&self) -> bool {
+        false
+    }
+    /// Whether a choked peer that becomes interested calls for an event
+    /// rechoke (libtorrent unchokes it at once while a slot is free);
+    /// mainline rechokes only when an unchoked peer's interest changes.
+    fn rechokes_on_interest(&self) -> bool {
+        false
     }
 }
 
@@ -250,7 +272,7 @@ impl MainlineChoker {
 
 impl Choker for MainlineChoker {
     /// Mainline 3.9-5.x: a uniformly random ring position (`randrange(len + 1)`).
-    fn add_peer(&mut self, id: u32, rng: &mut EntityRng) {
+    fn add_peer(&mut self, _now: Time, id: u32, rng: &mut EntityRng) {
         let at = rng.range_inclusive(0, self.ring.len() as u64) as usize;
         self.ring.insert(at, id);
     }
@@ -260,7 +282,7 @@ impl Choker for MainlineChoker {
         self.unchoke_round.retain(|(p, _)| *p != id);
     }
 
-    fn rechoke(&mut self, peers: &[PeerView], seeding: bool, out: &mut Vec<Decision>) {
+    fn rechoke(&mut self, _now: Time, peers: &[PeerView], seeding: bool, out: &mut Vec<Decision>) {
         self.count += 1;
         if !seeding && self.count.is_multiple_of(3) {
             // The optimistic unchoke moves on: start the ring at the first
@@ -280,7 +302,7 @@ impl Choker for MainlineChoker {
         }
     }
 
-    fn rechoke_event(&mut self, peers: &[PeerView], seeding: bool, out: &mut Vec<Decision>) {
+    fn rechoke_event(&mut self, _now: Time, peers: &[PeerView], seeding: bool, out: &mut Vec<Decision>) {
         if seeding {
             self.seed(peers, false, out)
         } else {
@@ -309,6 +331,8 @@ mod tests {
             choked,
             has_requests: false,
             flushed: true,
+            downloaded: 0,
+            uploaded: 0,
         }
     }
 
@@ -316,9 +340,9 @@ mod tests {
     fn run(c: &mut MainlineChoker, peers: &[PeerView], seeding: bool, event: bool) -> Vec<Decision> {
         let mut out = Vec::new();
         if event {
-            c.rechoke_event(peers, seeding, &mut out);
+            c.rechoke_event(Time::ZERO, peers, seeding, &mut out);
         } else {
-            c.rechoke(peers, seeding, &mut out);
+            c.rechoke(Time::ZERO, peers, seeding, &mut out);
         }
         out
     }
@@ -432,7 +456,7 @@ mod tests {
         let mut c = MainlineChoker::new(4);
         let mut rng = EntityRng::new(1, EntityId(1));
         for id in 0..50 {
-            c.add_peer(id, &mut rng);
+            c.add_peer(Time::ZERO, id, &mut rng);
         }
         assert_eq!(c.ring().len(), 50);
         assert_ne!(c.ring(), (0..50).collect::<Vec<_>>().as_slice(), "not insertion order");
@@ -473,7 +497,7 @@ mod tests {
                 .map(|(i, &(interested, snubbed, rate))| PeerView { snubbed, ..peer(i as u32, interested, rate, true) })
                 .collect();
             for v in &views {
-                c.add_peer(v.id, &mut rng);
+                c.add_peer(Time::ZERO, v.id, &mut rng);
             }
             for r in 0..rounds {
                 let d = if r % 2 == 0 { run(&mut c, &views, seeding, false) } else { run(&mut c, &views, seeding, true) };
