@@ -7,6 +7,18 @@
 //! fewer than the depth are outstanding, but once a piece is chosen its blocks
 //! keep being requested up to `(depth - 2) x 5 + 2` outstanding (the inner cap)
 //! or until the piece has none left.
+//!
+//! libtorrent (RC_1_2 `peer_connection::update_desired_queue_size`,
+//! `second_tick`, `incoming_piece`; [`RequestQueue`]): a queue that starts at
+//! 4 and grows by one per block received ("slow start"), until a second in
+//! which the peer sent something and less than 5000 bytes more than the
+//! second before; from then on `request_queue_time` (3 s) of the peer's
+//! download rate (a 5-second moving average, updated each second) in 16 KiB
+//! blocks, between 2 and `max_out_request_queue` (500). A snubbed peer (no
+//! piece for `piece_timeout`, 20 s) and every peer in end game get 1: with
+//! end game that makes libtorrent's strict end game (a block already asked
+//! of someone else is asked only by a peer with nothing outstanding, one at
+//! a time).
 
 use serde::{Deserialize, Serialize};
 
@@ -17,10 +29,14 @@ pub enum Pipeline {
     Mainline,
     /// Always this many outstanding requests per peer (inner cap the same).
     Fixed(u32),
+    /// libtorrent: each connection's [`RequestQueue`] (inner cap the same).
+    Libtorrent,
 }
 
 impl Pipeline {
-    /// Outstanding requests to keep with a peer sending us `rate` bytes/s.
+    /// Outstanding requests to keep with a peer sending us `rate` bytes/s
+    /// (for `Libtorrent`, the connection's [`RequestQueue`] decides; this is
+    /// its starting size).
     pub fn backlog(&self, rate: f64) -> u32 {
         match *self {
             Pipeline::Mainline => {
@@ -32,6 +48,8 @@ impl Pipeline {
                 }
             }
             Pipeline::Fixed(n) => n,
+            // The connection's RequestQueue decides (the client asks it); its start.
+            Pipeline::Libtorrent => RequestQueue::default().desired,
         }
     }
 
@@ -41,7 +59,91 @@ impl Pipeline {
         match *self {
             Pipeline::Mainline => (backlog.saturating_sub(2)) * 5 + 2,
             Pipeline::Fixed(n) => n,
+            Pipeline::Libtorrent => backlog,
         }
+    }
+}
+
+/// Blocks of 16 KiB the queue is counted in.
+const BLOCK_BYTES: u64 = 16_384;
+
+/// libtorrent's request queue of one connection (see the module).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RequestQueue {
+    desired: u32,
+    slow_start: bool,
+    /// Piece bytes received this second and the second before.
+    this_second: u64,
+    last_second: u64,
+    /// The 5-second moving average of the download rate, bytes/s.
+    average: u64,
+}
+
+impl Default for RequestQueue {
+    fn default() -> Self {
+        RequestQueue { desired: 4, slow_start: true, this_second: 0, last_second: 0, average: 0 }
+    }
+}
+
+impl RequestQueue {
+    /// `request_queue_time`, s.
+    pub const QUEUE_TIME_S: u64 = 3;
+    /// `min_request_queue` and `max_out_request_queue`.
+    pub const MIN: u32 = 2;
+    pub const MAX: u32 = 500;
+    /// A second of slow start that grew the rate by less than this ends it, bytes.
+    pub const SLOW_START_GROWTH: u64 = 5000;
+
+    /// A block of `bytes` arrived: counted, and in slow start one more request.
+    pub fn on_block(&mut self, bytes: u32) {
+        self.this_second += bytes as u64;
+        if self.slow_start {
+            self.desired = (self.desired + 1).min(Self::MAX);
+        }
+    }
+
+    /// The peer stopped being interesting or was snubbed: slow start ends.
+    pub fn end_slow_start(&mut self) {
+        self.slow_start = false;
+    }
+
+    /// Once a second: slow start ends on a second that sent something and
+    /// grew by less than [`Self::SLOW_START_GROWTH`] (while the peer unchokes
+    /// us); the average takes the second in; out of slow start the queue is
+    /// `QUEUE_TIME_S` of the average.
+    pub fn second_tick(&mut self, unchoked: bool) {
+        if self.slow_start
+            && unchoked
+            && self.this_second > 0
+            && self.this_second < self.last_second + Self::SLOW_START_GROWTH
+        {
+            self.slow_start = false;
+        }
+        self.average = self.average * 4 / 5 + self.this_second / 5;
+        self.last_second = self.this_second;
+        self.this_second = 0;
+        if !self.slow_start {
+            let d = Self::QUEUE_TIME_S * self.average / BLOCK_BYTES;
+            self.desired = (d.min(Self::MAX as u64) as u32).max(Self::MIN);
+        }
+    }
+
+    /// Requests to keep outstanding: 1 for a snubbed peer or in end game.
+    pub fn desired(&self, snubbed: bool, end_game: bool) -> u32 {
+        if snubbed || end_game {
+            1
+        } else {
+            self.desired
+        }
+    }
+
+    pub fn in_slow_start(&self) -> bool {
+        self.slow_start
+    }
+
+    /// The download rate average, bytes/s.
+    pub fn average(&self) -> u64 {
+        self.average
     }
 }
 
@@ -73,6 +175,52 @@ mod tests {
         assert_eq!(p.inner_cap(50), 242);
         assert_eq!(p.backlog(2_500_000.0), 50, "int(0.075 x 612) = 45 < 50");
         assert_eq!(p.backlog(4_096_000.0), 75, "2 + 1000 = 1002 -> int(75.15)");
+    }
+
+    #[test]
+    fn libtorrent_slow_start_adds_a_request_per_block_until_a_second_grows_by_less_than_5000_bytes() {
+        let mut q = RequestQueue::default();
+        assert_eq!(q.desired(false, false), 4);
+        for _ in 0..10 {
+            q.on_block(16_384);
+        }
+        assert_eq!(q.desired(false, false), 14);
+        q.second_tick(true); // 163,840 B after 0: still growing
+        assert!(q.in_slow_start());
+        for _ in 0..10 {
+            q.on_block(16_384);
+        }
+        q.second_tick(true); // the same again: growth 0 < 5000
+        assert!(!q.in_slow_start());
+        // Out of slow start: 3 s of the 5 s average in blocks. The average
+        // after two seconds of 163,840 B: 32,768, then 32,768 x 4/5 + 32,768.
+        assert_eq!(q.average(), 58_982);
+        assert_eq!(q.desired(false, false), (3 * 58_982 / 16_384) as u32);
+    }
+
+    #[test]
+    fn libtorrent_slow_start_does_not_end_while_the_peer_chokes_us_or_sends_nothing() {
+        let mut q = RequestQueue::default();
+        q.second_tick(true); // nothing received
+        q.on_block(16_384);
+        q.second_tick(false); // choked
+        assert!(q.in_slow_start());
+        assert_eq!(q.desired(false, false), 5);
+    }
+
+    #[test]
+    fn libtorrent_queues_are_clamped_and_one_when_snubbed_or_in_end_game() {
+        let mut q = RequestQueue::default();
+        q.end_slow_start();
+        q.second_tick(true);
+        assert_eq!(q.desired(false, false), RequestQueue::MIN, "no data: the minimum");
+        for _ in 0..40 {
+            q.this_second = 50_000_000;
+            q.second_tick(true);
+        }
+        assert_eq!(q.desired(false, false), RequestQueue::MAX);
+        assert_eq!(q.desired(true, false), 1);
+        assert_eq!(q.desired(false, true), 1);
     }
 
     #[test]

@@ -110,12 +110,13 @@ impl AnnounceSchedule {
         since >= self.interval || (connections < MIN_PEERS && since >= REREQUEST_INTERVAL)
     }
 
-    /// `numwant` to send: 0 once at `max_initiate` connections, else the default.
-    pub fn numwant(connections: u32, max_initiate: u32) -> u32 {
+    /// `numwant` to send: 0 once at `max_initiate` connections, else `want`
+    /// (mainline: [`DEFAULT_NUMWANT`]).
+    pub fn numwant(connections: u32, max_initiate: u32, want: u32) -> u32 {
         if connections >= max_initiate {
             0
         } else {
-            DEFAULT_NUMWANT
+            want
         }
     }
 }
@@ -168,7 +169,7 @@ mod tests {
         assert!(a.due(s(300), 19), "fewer than 20 connections: early");
         assert!(!a.due(s(300), 20));
         assert!(a.due(s(1800), 40));
-        assert_eq!(AnnounceSchedule::numwant(40, 40), 0);
-        assert_eq!(AnnounceSchedule::numwant(39, 40), 50);
+        assert_eq!(AnnounceSchedule::numwant(40, 40, DEFAULT_NUMWANT), 0);
+        assert_eq!(AnnounceSchedule::numwant(39, 40, DEFAULT_NUMWANT), 50);
     }
 }

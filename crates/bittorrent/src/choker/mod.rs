@@ -89,6 +89,54 @@ pub trait Choker {
     }
 }
 
+/// Which choker a client runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChokerKind {
+    Mainline,
+    Libtorrent,
+}
+
+/// Either choker, chosen per client (a client profile's): calls are per
+/// rechoke, so the match costs nothing that matters.
+#[derive(Clone, Debug)]
+pub enum AnyChoker {
+    Mainline(MainlineChoker),
+    Libtorrent(LibtorrentChoker),
+}
+
+macro_rules! either {
+    ($self:expr, $c:ident => $call:expr) => {
+        match $self {
+            AnyChoker::Mainline($c) => $call,
+            AnyChoker::Libtorrent($c) => $call,
+        }
+    };
+}
+
+impl Choker for AnyChoker {
+    fn add_peer(&mut self, now: Time, id: u32, rng: &mut EntityRng) {
+        either!(self, c => c.add_peer(now, id, rng))
+    }
+    fn remove_peer(&mut self, id: u32) {
+        either!(self, c => c.remove_peer(id))
+    }
+    fn rechoke(&mut self, now: Time, peers: &[PeerView], seeding: bool, out: &mut Vec<Decision>) {
+        either!(self, c => c.rechoke(now, peers, seeding, out))
+    }
+    fn rechoke_event(&mut self, now: Time, peers: &[PeerView], seeding: bool, out: &mut Vec<Decision>) {
+        either!(self, c => c.rechoke_event(now, peers, seeding, out))
+    }
+    fn reads_flushed(&self, seeding: bool) -> bool {
+        either!(self, c => c.reads_flushed(seeding))
+    }
+    fn reads_totals(&self) -> bool {
+        either!(self, c => c.reads_totals())
+    }
+    fn rechokes_on_interest(&self) -> bool {
+        either!(self, c => c.rechokes_on_interest())
+    }
+}
+
 /// Upload slots from the upload limit in kB/s (mainline `_set_auto_uploads`):
 /// 0 (unlimited) -> 7; below 9 -> 2; below 15 -> 3; below 42 -> 4; else
 /// `int(sqrt(0.6 r))`.

@@ -8,6 +8,7 @@ use torrentlab_engine::Time;
 
 use crate::bitfield::Bitfield;
 use crate::dial::Transport;
+use crate::pipeline::RequestQueue;
 use crate::rate::RateMeasure;
 use crate::wire::{Message, HANDSHAKE_LEN};
 
@@ -97,6 +98,9 @@ pub struct PeerConn {
     /// Bytes/s we send the remote in piece messages; its `total()` is the
     /// block bytes sent.
     pub up_rate: RateMeasure,
+    /// libtorrent's request queue of this connection (read only with
+    /// `Pipeline::Libtorrent`).
+    pub queue: RequestQueue,
 }
 
 impl PeerConn {
@@ -120,6 +124,7 @@ impl PeerConn {
             outq: Vec::new(),
             down_rate: RateMeasure::new(now),
             up_rate: RateMeasure::new(now),
+            queue: RequestQueue::default(),
             opened: now,
         }
     }

@@ -12,6 +12,7 @@ use crate::bitfield::Bitfield;
 use crate::choker::Choker;
 use crate::limiter::UploadLimiter;
 use crate::picker::{Arrival, Picker};
+use crate::pipeline::Pipeline;
 use crate::torrent::BLOCK;
 use crate::tracker::AnnounceEvent;
 use crate::wire::Message;
@@ -97,7 +98,11 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
 
     /// Says interested (`on`) or not interested to the remote on `slot`.
     pub(super) fn set_interested(&mut self, slot: u32, on: bool, io: &mut dyn Io) {
-        self.conn(slot).am_interested = on;
+        let c = self.conn(slot);
+        c.am_interested = on;
+        if !on {
+            c.queue.end_slow_start(); // libtorrent's queue
+        }
         self.rows.set(slot, rows::AM_INTERESTED, on);
         self.send(slot, if on { Message::Interested } else { Message::NotInterested }, io);
     }
@@ -156,13 +161,20 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
 
     /// Mainline `_backlog` for the remote on `slot`, which reads (and so
     /// moves) its download rate: `None` when as many requests as that are
-    /// outstanding, else the backlog.
+    /// outstanding, else the backlog. With libtorrent's pipeline, the
+    /// connection's request queue (1 when snubbed or in end game).
     #[inline]
     pub(super) fn room(&mut self, now: Time, slot: u32) -> Option<usize> {
         let pipeline = self.cfg.pipeline;
-        let c = self.conn(slot);
-        let backlog = pipeline.backlog(c.down_rate.rate(now)).max(1) as usize;
-        (c.active.len() < backlog).then_some(backlog)
+        let backlog = if pipeline == Pipeline::Libtorrent {
+            let snubbed = now.saturating_since(self.rows.last_piece(slot)) > self.cfg.snub_time;
+            let end_game = self.picker.in_end_game();
+            self.cref(slot).queue.desired(snubbed, end_game) as usize
+        } else {
+            let c = self.conn(slot);
+            pipeline.backlog(c.down_rate.rate(now)).max(1) as usize
+        };
+        (self.cref(slot).active.len() < backlog).then_some(backlog)
     }
 
     /// What is left of a refill that would find nothing at once: the
@@ -363,6 +375,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         self.rows.got_piece(slot, now);
         let c = self.conn(slot);
         c.down_rate.update(now, length as u64);
+        c.queue.on_block(length);
         let link = c.link;
         let Some(pos) = c.active.iter().position(|&b| b == block) else {
             // Not asked of this peer any more (dropped on a choke): discarded.

@@ -26,11 +26,15 @@ mod upload;
 #[cfg(test)]
 mod connect_tests;
 #[cfg(test)]
+mod libtorrent_tests;
+#[cfg(test)]
 mod tests;
 
 use torrentlab_engine::{Duration, EntityRng, Time};
 
-use crate::choker::{upload_slots, Choker, Decision, MainlineChoker, PeerView};
+use crate::choker::{
+    upload_slots, AnyChoker, Choker, ChokerKind, Decision, LibtorrentChoker, MainlineChoker, PeerView,
+};
 use crate::dial::{Transport, Transports};
 use crate::limiter::{RateLimiter, UploadLimiter};
 use crate::picker::{Picker, PiecePicker};
@@ -62,6 +66,13 @@ pub struct ClientConfig {
     pub keepalive_interval: Duration,
     /// Which transports it dials and answers (mainline: dials TCP).
     pub transports: Transports,
+    /// Whose choker: mainline's (its optimistic unchoke moves every third
+    /// rechoke) or libtorrent's (every `optimistic_interval`).
+    pub choker: ChokerKind,
+    /// libtorrent's optimistic unchoke period (30 s); mainline's is three rechokes.
+    pub optimistic_interval: Duration,
+    /// Peers asked of the tracker (mainline 50; 0 at `max_initiate` connections).
+    pub numwant: u32,
 }
 
 impl ClientConfig {
@@ -78,6 +89,33 @@ impl ClientConfig {
             snub_time: Duration::from_secs(30),
             keepalive_interval: Duration::from_secs(120),
             transports: Transports::mainline(Transport::Tcp),
+            choker: ChokerKind::Mainline,
+            optimistic_interval: Duration::from_secs(30),
+            numwant: crate::tracker::DEFAULT_NUMWANT,
+        }
+    }
+
+    /// libtorrent (RC_1_2 `settings_pack` defaults) with an upload limit in
+    /// bytes/s (`None`: unlimited, its default): 8 unchoke slots, rechoke
+    /// every 15 s and an optimistic unchoke every 30 s, its request queue
+    /// (3 s of the peer's rate, slow start from 4, strict end game), a
+    /// snubbed peer after 20 s without a piece (`piece_timeout`), 200
+    /// connections (`connections_limit`), 200 peers asked of the tracker,
+    /// uTP dialled first with TCP after a failed uTP connect.
+    pub fn libtorrent(upload_rate: Option<f64>) -> Self {
+        ClientConfig {
+            upload_rate,
+            upload_slots: 8,
+            pipeline: Pipeline::Libtorrent,
+            max_initiate: 200,
+            max_allow_in: 200,
+            rechoke_interval: Duration::from_secs(15),
+            snub_time: Duration::from_secs(20),
+            keepalive_interval: Duration::from_secs(120),
+            transports: Transports::libtorrent(),
+            choker: ChokerKind::Libtorrent,
+            optimistic_interval: Duration::from_secs(30),
+            numwant: 200,
         }
     }
 }
@@ -135,7 +173,7 @@ pub struct ClientStats {
 /// limiter as type parameters: mainline 4.0.x's by default ([`Client::new`]),
 /// others through [`Client::with_policies`]. Held inline rather than boxed,
 /// they share the client's memory and their calls are static.
-pub struct Client<P = PiecePicker, C = MainlineChoker, L = RateLimiter> {
+pub struct Client<P = PiecePicker, C = AnyChoker, L = RateLimiter> {
     pub id: u32,
     cfg: ClientConfig,
     torrent: Torrent,
@@ -161,6 +199,8 @@ pub struct Client<P = PiecePicker, C = MainlineChoker, L = RateLimiter> {
     completed_at: Option<Time>,
     next_rechoke: Option<Time>,
     next_keepalive: Option<Time>,
+    /// libtorrent's once-a-second tick of its request queues.
+    next_second: Option<Time>,
     /// Ring positions of new connections.
     choker_rng: EntityRng,
     /// Shuffles (end game, requests after a choke).
@@ -195,7 +235,15 @@ impl Client {
         let [picker_rng, choker_rng, rng] = rngs;
         let picker =
             if seed { PiecePicker::complete(&torrent, picker_rng) } else { PiecePicker::new(&torrent, picker_rng) };
-        let choker = MainlineChoker::new(cfg.upload_slots);
+        let choker = match cfg.choker {
+            ChokerKind::Mainline => AnyChoker::Mainline(MainlineChoker::new(cfg.upload_slots)),
+            ChokerKind::Libtorrent => AnyChoker::Libtorrent(LibtorrentChoker::new(
+                cfg.upload_slots,
+                cfg.rechoke_interval,
+                cfg.optimistic_interval,
+                torrent.piece_length as u64,
+            )),
+        };
         let limiter = RateLimiter::new(cfg.upload_rate);
         Client::with_policies(id, cfg, torrent, [choker_rng, rng], picker, choker, limiter)
     }
@@ -235,6 +283,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             completed_at: None,
             next_rechoke: None,
             next_keepalive: None,
+            next_second: None,
             choker_rng,
             rng,
             scratch: Vec::new(),
@@ -355,11 +404,14 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         self.announce(now, AnnounceEvent::Started, io);
         self.next_rechoke = Some(now + self.cfg.rechoke_interval);
         self.next_keepalive = Some(now + self.cfg.keepalive_interval);
+        if self.cfg.pipeline == Pipeline::Libtorrent {
+            self.next_second = Some(now + Duration::from_secs(1));
+        }
     }
 
     fn announce(&mut self, now: Time, event: AnnounceEvent, io: &mut dyn Io) {
         self.announces.announced(now);
-        io.announce(event, AnnounceSchedule::numwant(self.live(), self.cfg.max_initiate));
+        io.announce(event, AnnounceSchedule::numwant(self.live(), self.cfg.max_initiate, self.cfg.numwant));
     }
 
     /// The client leaves: every connection closed, `stopped` announced.
@@ -378,6 +430,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         self.announce(now, AnnounceEvent::Stopped, io);
         self.next_rechoke = None;
         self.next_keepalive = None;
+        self.next_second = None;
     }
 
     /// A frame arrived whole on `slot`.
@@ -479,7 +532,8 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     // ---- timers ----------------------------------------------------------
 
     pub fn poll_timeout(&self) -> Option<Time> {
-        Time::earliest(Time::earliest(self.limiter.due(), self.next_rechoke), self.next_keepalive)
+        let t = Time::earliest(Time::earliest(self.limiter.due(), self.next_rechoke), self.next_keepalive);
+        Time::earliest(t, self.next_second)
     }
 
     pub fn handle_timeout(&mut self, now: Time, io: &mut dyn Io) {
@@ -491,6 +545,17 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             self.rechoke(now, io, false);
             if self.announces.due(now, self.live()) {
                 self.announce(now, AnnounceEvent::Regular, io);
+            }
+        }
+        if let Some(t) = self.next_second.filter(|&t| t <= now) {
+            self.next_second = Some(t + Duration::from_secs(1));
+            let snub = self.cfg.snub_time;
+            for (slot, c) in self.conns.iter_mut().enumerate() {
+                let Some(c) = c.as_mut().filter(|c| c.ready()) else { continue };
+                if now.saturating_since(self.rows.last_piece(slot as u32)) > snub {
+                    c.queue.end_slow_start();
+                }
+                c.queue.second_tick(!c.remote_choking);
             }
         }
         if let Some(t) = self.next_keepalive.filter(|&t| t <= now) {

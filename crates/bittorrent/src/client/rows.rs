@@ -74,7 +74,7 @@ impl Rows {
         self.flags[slot as usize]
     }
 
-    #[cfg(test)]
+    /// When a piece last arrived on `slot` (or its handshake ended).
     pub fn last_piece(&self, slot: u32) -> Time {
         self.last_piece[slot as usize]
     }

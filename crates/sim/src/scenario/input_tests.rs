@@ -353,6 +353,31 @@ fn an_upload_limit_as_a_multiple_of_the_uplink_needs_a_limited_uplink() {
 }
 
 #[test]
+fn a_libtorrent_class_gets_libtorrents_defaults_and_its_own_utp() {
+    use torrentlab_bittorrent::choker::ChokerKind;
+    use torrentlab_bittorrent::dial::{Dial, Transport};
+    use torrentlab_bittorrent::pipeline::Pipeline;
+    let sc = swarm("count = 5\n", "count = 5\nclient = \"libtorrent\"\n");
+    let (seed, c) = (&sc.classes[0], &sc.classes[1]);
+    assert_eq!(c.client.choker, ChokerKind::Libtorrent);
+    assert_eq!(c.client.pipeline, Pipeline::Libtorrent);
+    assert_eq!((c.client.upload_slots, c.client.upload_rate), (8, None));
+    assert_eq!(c.client.transports.dial, Dial::UtpThenTcp);
+    assert_eq!(c.utp, torrentlab_transport::utp::UtpConfig::libtorrent());
+    assert_eq!(seed.utp, torrentlab_transport::utp::UtpConfig::default(), "a mainline class keeps libutp's");
+    // One transport only, and the [utp] table over libtorrent's defaults.
+    let sc =
+        swarm("count = 5\n", "count = 5\nclient = \"libtorrent\"\ntransport = \"tcp\"\nutp = { target = \"50 ms\" }\n");
+    let c = &sc.classes[1];
+    assert_eq!(c.client.transports.dial, Dial::Only(Transport::Tcp));
+    assert!(c.client.transports.accept_utp);
+    assert_eq!(c.utp.cc.target, torrentlab_engine::Duration::from_millis(50));
+    assert!(c.utp.mtu_probing && c.utp.min_rto == torrentlab_engine::Duration::from_millis(500));
+    let e = bad_swarm("count = 5\n", "count = 5\nclient = \"libtorrent\"\ndisposition = 31\n");
+    assert_eq!(e.field, "peers[1].disposition");
+}
+
+#[test]
 fn a_disposition_belongs_to_utorrent_classes_and_must_dial_or_answer_something() {
     use torrentlab_bittorrent::dial::{Dial, Transport};
     let e = bad_swarm("count = 5\n", "count = 5\ndisposition = 31\n");

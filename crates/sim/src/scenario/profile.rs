@@ -32,6 +32,9 @@ pub enum ClientName {
     /// uTorrent's connection management (`disposition`) over mainline's
     /// algorithms: uTorrent is closed source (see docs/clients.md).
     Utorrent,
+    /// libtorrent (RC_1_2 defaults): uTP first with TCP fallback, its
+    /// choker, request queue and strict end game, its uTP.
+    Libtorrent,
 }
 
 impl ClientName {
@@ -39,6 +42,7 @@ impl ClientName {
         match self {
             ClientName::Mainline => "mainline",
             ClientName::Utorrent => "utorrent",
+            ClientName::Libtorrent => "libtorrent",
         }
     }
 }
@@ -126,8 +130,8 @@ pub(super) fn access_links(
 }
 
 /// A class's upload limit in bytes/s (`None`: unlimited). Without one,
-/// mainline's default (`max_upload_rate`, 20 kB/s x 1024); uTorrent's is
-/// unlimited.
+/// mainline's default (`max_upload_rate`, 20 kB/s x 1024); uTorrent's and
+/// libtorrent's are unlimited.
 pub(super) fn upload_rate(
     cx: &Ctx,
     at: &str,
@@ -173,6 +177,22 @@ pub(super) fn transports(
                 ));
             }
             Ok(Transports::mainline(dial(transport.unwrap_or(TransportName::Tcp))))
+        }
+        ClientName::Libtorrent => {
+            if disposition.is_some() {
+                return Err(cx.err(
+                    at("disposition"),
+                    "is uTorrent's setting; a libtorrent class dials uTP then TCP by default, or one transport \
+                     with transport = \"tcp\" or \"utp\"",
+                ));
+            }
+            Ok(match transport {
+                None => Transports::libtorrent(),
+                // enable_outgoing_utp or enable_outgoing_tcp off: one transport, both answered.
+                Some(t) => {
+                    Transports { dial: torrentlab_bittorrent::dial::Dial::Only(dial(t)), ..Transports::libtorrent() }
+                }
+            })
         }
         ClientName::Utorrent => {
             if transport.is_some() {

@@ -400,7 +400,10 @@ pub(super) fn validate(raw: RawSwarmScenario, file: &str) -> Result<SwarmScenari
         let (uplink, downlink) = profile::access_links(&cx, &access, p.access.as_ref(), &at("access"))?;
         let upload_rate =
             profile::upload_rate(&cx, &at("upload_limit"), profile, p.upload_limit.map(|u| u.0), &uplink)?;
-        let mut client = ClientConfig::mainline(upload_rate);
+        let mut client = match profile {
+            ClientName::Libtorrent => ClientConfig::libtorrent(upload_rate),
+            _ => ClientConfig::mainline(upload_rate),
+        };
         client.transports = profile::transports(&cx, &at, profile, p.transport, p.disposition)?;
         if let Some(s) = p.upload_slots {
             if s == 0 || s > 1000 {
@@ -409,10 +412,14 @@ pub(super) fn validate(raw: RawSwarmScenario, file: &str) -> Result<SwarmScenari
             client.upload_slots = s;
         }
         client.pipeline = match &p.pipeline {
-            None => Pipeline::Mainline,
+            None => client.pipeline,
             Some(RawPipeline::Name(n)) if n == "mainline" => Pipeline::Mainline,
+            Some(RawPipeline::Name(n)) if n == "libtorrent" => Pipeline::Libtorrent,
             Some(RawPipeline::Name(n)) => {
-                return Err(cx.err(at("pipeline"), format!("\"{n}\": allowed: \"mainline\" or a fixed depth 1 to 1000")))
+                return Err(cx.err(
+                    at("pipeline"),
+                    format!("\"{n}\": allowed: \"mainline\", \"libtorrent\" or a fixed depth 1 to 1000"),
+                ))
             }
             Some(RawPipeline::Fixed(n)) if (1..=1000).contains(n) => Pipeline::Fixed(*n as u32),
             Some(RawPipeline::Fixed(n)) => {
@@ -449,7 +456,8 @@ pub(super) fn validate(raw: RawSwarmScenario, file: &str) -> Result<SwarmScenari
         }
         let cc = controllers::build(&cx, p.cc.unwrap_or(CcName::Cubic), &global_cc, &Controllers::default(), &at)?;
         let utp_path = if p.utp.is_some() { at("utp") } else { "utp".to_string() };
-        let utp = utp_config(&cx, &global_utp.overlaid(p.utp.as_ref()), &utp_path)?;
+        let utp_base = if profile == ClientName::Libtorrent { UtpConfig::libtorrent() } else { UtpConfig::default() };
+        let utp = utp_config(&cx, &global_utp.overlaid(p.utp.as_ref()), &utp_path, &utp_base)?;
         classes.push(PeerClass {
             label: p.label.clone().unwrap_or_else(|| if seed { "seed".into() } else { "leecher".into() }),
             seed,

@@ -35,13 +35,15 @@ params!(
     }
 );
 
-/// Builds a uTP configuration; `at` is the table's path for errors.
-pub(super) fn utp_config(cx: &Ctx, r: &RawUtp, at: &str) -> Result<UtpConfig, ScenarioError> {
+/// Builds a uTP configuration over `base` (libutp's defaults, or a client
+/// profile's); `at` is the table's path for errors.
+pub(super) fn utp_config(cx: &Ctx, r: &RawUtp, at: &str, base: &UtpConfig) -> Result<UtpConfig, ScenarioError> {
     let err = |field: &str, msg: String| cx.err(format!("{at}.{field}"), msg);
-    let mut cc = match r.variant.unwrap_or(UtpVariantName::Bep29) {
-        UtpVariantName::Bep29 => UtpCcConfig::bep29(),
-        UtpVariantName::Rfc6817 => UtpCcConfig::rfc6817(),
-        UtpVariantName::Draft => UtpCcConfig::draft(),
+    let mut cc = match r.variant {
+        None => base.cc.clone(),
+        Some(UtpVariantName::Bep29) => UtpCcConfig::bep29(),
+        Some(UtpVariantName::Rfc6817) => UtpCcConfig::rfc6817(),
+        Some(UtpVariantName::Draft) => UtpCcConfig::draft(),
     };
     let rfc = cc.variant == torrentlab_transport::utp::Variant::Rfc6817;
     if let Some(t) = r.target {
@@ -75,8 +77,10 @@ pub(super) fn utp_config(cx: &Ctx, r: &RawUtp, at: &str) -> Result<UtpConfig, Sc
     if let Some(ss) = r.slow_start {
         cc.slow_start = ss;
     }
-    let mut c = UtpConfig { cc, ..UtpConfig::default() };
+    let mut c = UtpConfig { cc, ..base.clone() };
     if let Some(p) = r.packet_size {
+        // A fixed packet size: no MTU search (unless asked for below, an error).
+        c.mtu_probing = false;
         // BEP 29 allows packets down to 150 bytes; 1472 - 20 fills a 1500-byte MTU.
         if !(150..=1452).contains(&p) {
             return Err(err("packet_size", format!("{p} is out of range; allowed: 150 to 1452 payload bytes")));

@@ -4,6 +4,7 @@
 use torrentlab_engine::Duration;
 use torrentlab_net::{BufferLimit, LinkConfig};
 use torrentlab_transport::tcp::{TcpConfig, TSO_MAX_PACKET};
+use torrentlab_transport::utp::UtpConfig;
 
 use super::controllers;
 use super::raw::{
@@ -109,7 +110,7 @@ pub(super) fn validate(raw: RawScenario, file: &str) -> Result<Scenario, Scenari
                     return Err(cx.err(at("transport"), "a uTP flow takes a `utp` table, not tcp or controller tables"));
                 }
                 let path = if f.utp.is_some() { at("utp") } else { "utp".to_string() };
-                let u = utp::utp_config(&cx, &global_utp.overlaid(f.utp.as_ref()), &path)?;
+                let u = utp::utp_config(&cx, &global_utp.overlaid(f.utp.as_ref()), &path, &UtpConfig::default())?;
                 (CcConfig::NewReno, Some(u))
             }
         };

@@ -70,7 +70,8 @@ pub(crate) fn report(sc: &SwarmScenario, mut world: World) -> SwarmOutput {
         .i64("bytes_wasted", stat(&|p| p.client.stats.bytes_wasted))
         .i64("bytes_up", stat(&|p| p.client.stats.bytes_up))
         .i64("connections_opened", stat(&|p| p.client.stats.connections_opened))
-        .i64("connections_refused", stat(&|p| p.client.stats.connections_refused));
+        .i64("connections_refused", stat(&|p| p.client.stats.connections_refused))
+        .i64("fallbacks", stat(&|p| p.client.stats.fallbacks));
 
     let mut conns = Table::default();
     if sc.metrics.connections {

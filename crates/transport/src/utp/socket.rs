@@ -59,6 +59,33 @@ impl Default for UtpConfig {
     }
 }
 
+impl UtpConfig {
+    /// libtorrent's uTP (RC_1_2 `settings_pack` and `utp_stream.cpp`): a
+    /// 500 ms minimum timeout (`utp_min_timeout`), the SYN given up at its
+    /// first timeout (3 s, `utp_connect_timeout`: libtorrent then dials TCP),
+    /// 3 resends (`utp_num_resends`), MTU discovery from a 548-byte floor to a
+    /// 1472-byte ceiling, and BEP 29's LEDBAT with target 100 ms, a gain of
+    /// 3000 bytes per RTT (`utp_gain_factor`), window cuts at most once per
+    /// 100 ms (`utp_cwnd_reduce_timer`) and a base delay over 20 one-minute
+    /// buckets. Not modelled: libtorrent advances a base-delay bucket only
+    /// after 120 samples in its minute.
+    pub fn libtorrent() -> Self {
+        let mut cc = UtpCcConfig::bep29();
+        cc.base_history = Some((20, Duration::from_secs(60)));
+        UtpConfig {
+            min_rto: Duration::from_millis(500),
+            initial_rto: Duration::from_secs(3),
+            max_timeouts: 3,
+            syn_retries: 0,
+            mtu_probing: true,
+            mtu_floor: 548,
+            mtu_ceiling: 1472,
+            cc,
+            ..UtpConfig::default()
+        }
+    }
+}
+
 /// Connection state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum UtpState {

@@ -1,0 +1,106 @@
+//! Scripted tests of the libtorrent profile's request queue inside the
+//! client: slow start from 4 requests, one more per block, and strict end
+//! game (one request at a time, only with nothing outstanding).
+
+use torrentlab_engine::{EntityId, EntityRng, Time};
+
+use super::{Client, ClientConfig, Frame, Io, Note};
+use crate::bitfield::Bitfield;
+use crate::dial::Transport;
+use crate::torrent::{Torrent, BLOCK};
+use crate::tracker::AnnounceEvent;
+use crate::wire::Message;
+
+/// The requests a client wrote, by link.
+#[derive(Default)]
+struct Requests(Vec<(u32, u32, u32)>);
+
+impl Io for Requests {
+    fn connect(&mut self, _: u32, _: u32, _: Transport) -> u32 {
+        0
+    }
+    fn frame(&mut self, link: u32, frame: Frame) {
+        if let Frame::Msg(Message::Request { piece, begin, .. }) = frame {
+            self.0.push((link, piece, begin / BLOCK));
+        }
+    }
+    fn write(&mut self, _: u32, _: u32) {}
+    fn flushed(&self, _: u32) -> bool {
+        true
+    }
+    fn close(&mut self, _: u32) {}
+    fn announce(&mut self, _: AnnounceEvent, _: u32) {}
+    fn note(&mut self, _: Note) {}
+}
+
+fn secs(s: f64) -> Time {
+    Time((s * 1e9) as u64)
+}
+
+/// A libtorrent leecher of a `pieces`-piece torrent (16 blocks each),
+/// connected on links 1..=n to seeds that unchoke it.
+fn leecher(pieces: u32, seeds: u32) -> (Client, Requests, Vec<u32>) {
+    let torrent = Torrent::new(pieces as u64 * 262_144, 262_144);
+    let rng = |k: u64| EntityRng::new(3, EntityId(k));
+    let mut c = Client::new(0, ClientConfig::libtorrent(None), torrent, false, [rng(0), rng(1), rng(2)]);
+    let mut io = Requests::default();
+    c.start(Time::ZERO, &mut io);
+    let mut slots = Vec::new();
+    for link in 1..=seeds {
+        let slot = c.accept(Time::ZERO, 10 + link, link, Transport::Utp, &mut io).expect("accepted");
+        c.on_frame(Time::ZERO, slot, Frame::Handshake, &mut io);
+        c.on_frame(Time::ZERO, slot, Frame::Bitfield(Box::new(Bitfield::full(pieces))), &mut io);
+        c.on_frame(Time::ZERO, slot, Frame::Msg(Message::Unchoke), &mut io);
+        slots.push(slot);
+    }
+    (c, io, slots)
+}
+
+fn outstanding(c: &Client, slot: u32) -> usize {
+    c.connection(slot).map_or(0, |pc| pc.active.len())
+}
+
+#[test]
+fn a_libtorrent_leecher_starts_with_four_requests_and_asks_one_more_per_block() {
+    let (mut c, mut io, slots) = leecher(8, 1);
+    assert_eq!(io.0.len(), 4, "slow start begins at 4");
+    let s = slots[0];
+    for k in 0..3 {
+        let (_, piece, block) = io.0[k];
+        c.on_frame(secs(0.1), s, Frame::Msg(Message::Piece { piece, begin: block * BLOCK, length: BLOCK }), &mut io);
+        assert_eq!(outstanding(&c, s), 5 + k, "one more outstanding after each block");
+    }
+}
+
+#[test]
+fn in_end_game_a_libtorrent_leecher_asks_for_a_busy_block_only_with_nothing_outstanding_one_at_a_time() {
+    // One piece of 16 blocks and two seeds a and b, 4 requests to each at
+    // first; a's deliveries grow its queue until every block is asked for.
+    let (mut c, mut io, slots) = leecher(1, 2);
+    let (a, b) = (slots[0], slots[1]);
+    let active = |c: &Client, s: u32| c.connection(s).map_or(Vec::new(), |pc| pc.active.clone());
+    let mut t = 0.1;
+    let mut deliver = |c: &mut Client, io: &mut Requests, s: u32, (piece, block): (u32, u32)| {
+        c.on_frame(secs(t), s, Frame::Msg(Message::Piece { piece, begin: block * BLOCK, length: BLOCK }), io);
+        t += 0.01;
+    };
+    while !c.picker().in_end_game() {
+        let first = active(&c, a)[0];
+        deliver(&mut c, &mut io, a, first);
+    }
+    let b_blocks = active(&c, b);
+    assert!(!b_blocks.is_empty());
+    loop {
+        let before = active(&c, a);
+        let Some(&own) = before.iter().find(|x| !b_blocks.contains(x)) else { break };
+        deliver(&mut c, &mut io, a, own);
+        let after = active(&c, a);
+        if before.len() > 1 {
+            assert_eq!(after.len(), before.len() - 1, "no busy block while a has others outstanding");
+        } else {
+            assert_eq!(after.len(), 1, "with nothing outstanding, one busy block");
+            assert!(b_blocks.contains(&after[0]), "asked of b already");
+        }
+    }
+    assert_eq!(active(&c, a).len(), 1);
+}
