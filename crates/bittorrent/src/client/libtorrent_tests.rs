@@ -11,9 +11,9 @@ use crate::torrent::{Torrent, BLOCK};
 use crate::tracker::AnnounceEvent;
 use crate::wire::Message;
 
-/// The requests a client wrote, by link.
+/// The requests a client wrote, by link; its sockets are full when `full`.
 #[derive(Default)]
-struct Requests(Vec<(u32, u32, u32)>);
+struct Requests(Vec<(u32, u32, u32)>, bool);
 
 impl Io for Requests {
     fn connect(&mut self, _: u32, _: u32, _: Transport) -> u32 {
@@ -26,7 +26,7 @@ impl Io for Requests {
     }
     fn write(&mut self, _: u32, _: u32) {}
     fn flushed(&self, _: u32) -> bool {
-        true
+        !self.1
     }
     fn close(&mut self, _: u32) {}
     fn announce(&mut self, _: AnnounceEvent, _: u32) {}
@@ -103,4 +103,32 @@ fn in_end_game_a_libtorrent_leecher_asks_for_a_busy_block_only_with_nothing_outs
         }
     }
     assert_eq!(active(&c, a).len(), 1);
+}
+
+#[test]
+fn peer_proportional_throttles_tcp_uploads_only_while_a_utp_peer_is_uploading_too() {
+    use crate::limiter::AnyLimiter;
+    let torrent = Torrent::new(4 * 262_144, 262_144);
+    let rng = |k: u64| EntityRng::new(4, EntityId(k));
+    let mut seed = Client::new(0, ClientConfig::libtorrent(None), torrent, true, [rng(0), rng(1), rng(2)]);
+    // Full sockets: requests stay queued, so both peers count as uploading.
+    let mut io = Requests(Vec::new(), true);
+    seed.start(Time::ZERO, &mut io);
+    let class_rate = |c: &Client| match c.limiter() {
+        AnyLimiter::Classes(l) => l.class_rate(),
+        AnyLimiter::Mainline(_) => panic!("libtorrent runs the class limiter"),
+    };
+    let join = |c: &mut Client, io: &mut Requests, link: u32, t: Transport| {
+        let slot = c.accept(Time::ZERO, link, link, t, io).expect("accepted");
+        c.on_frame(Time::ZERO, slot, Frame::Handshake, io);
+        c.on_frame(Time::ZERO, slot, Frame::Msg(Message::Interested), io);
+        c.on_frame(Time::ZERO, slot, Frame::Msg(Message::Request { piece: 0, begin: 0, length: BLOCK }), io);
+    };
+    join(&mut seed, &mut io, 1, Transport::Tcp);
+    seed.handle_timeout(secs(1.0), &mut io);
+    assert_eq!(class_rate(&seed), None, "no uTP peer uploading: TCP is not throttled");
+    join(&mut seed, &mut io, 2, Transport::Utp);
+    seed.handle_timeout(secs(2.0), &mut io);
+    // Nothing sent yet (full sockets): the share of 0 B/s, so the floor.
+    assert_eq!(class_rate(&seed), Some(crate::limiter::classes::TCP_FLOOR));
 }

@@ -36,7 +36,7 @@ use crate::choker::{
     upload_slots, AnyChoker, Choker, ChokerKind, Decision, LibtorrentChoker, MainlineChoker, PeerView,
 };
 use crate::dial::{Transport, Transports};
-use crate::limiter::{RateLimiter, UploadLimiter};
+use crate::limiter::{AnyLimiter, ClassLimiter, MixedMode, RateLimiter, UploadLimiter};
 use crate::picker::{Picker, PiecePicker};
 use crate::pipeline::Pipeline;
 use crate::torrent::Torrent;
@@ -73,6 +73,9 @@ pub struct ClientConfig {
     pub optimistic_interval: Duration,
     /// Peers asked of the tracker (mainline 50; 0 at `max_initiate` connections).
     pub numwant: u32,
+    /// libtorrent's throttling of TCP beside uTP (`None`: mainline's single
+    /// limiter, no classes).
+    pub mixed_mode: Option<MixedMode>,
 }
 
 impl ClientConfig {
@@ -92,6 +95,7 @@ impl ClientConfig {
             choker: ChokerKind::Mainline,
             optimistic_interval: Duration::from_secs(30),
             numwant: crate::tracker::DEFAULT_NUMWANT,
+            mixed_mode: None,
         }
     }
 
@@ -101,7 +105,8 @@ impl ClientConfig {
     /// (3 s of the peer's rate, slow start from 4, strict end game), a
     /// snubbed peer after 20 s without a piece (`piece_timeout`), 200
     /// connections (`connections_limit`), 200 peers asked of the tracker,
-    /// uTP dialled first with TCP after a failed uTP connect.
+    /// uTP dialled first with TCP after a failed uTP connect, TCP uploads
+    /// throttled beside uploading uTP peers (`peer_proportional`).
     pub fn libtorrent(upload_rate: Option<f64>) -> Self {
         ClientConfig {
             upload_rate,
@@ -116,6 +121,7 @@ impl ClientConfig {
             choker: ChokerKind::Libtorrent,
             optimistic_interval: Duration::from_secs(30),
             numwant: 200,
+            mixed_mode: Some(MixedMode::PeerProportional),
         }
     }
 }
@@ -173,7 +179,7 @@ pub struct ClientStats {
 /// limiter as type parameters: mainline 4.0.x's by default ([`Client::new`]),
 /// others through [`Client::with_policies`]. Held inline rather than boxed,
 /// they share the client's memory and their calls are static.
-pub struct Client<P = PiecePicker, C = AnyChoker, L = RateLimiter> {
+pub struct Client<P = PiecePicker, C = AnyChoker, L = AnyLimiter> {
     pub id: u32,
     cfg: ClientConfig,
     torrent: Torrent,
@@ -199,8 +205,12 @@ pub struct Client<P = PiecePicker, C = AnyChoker, L = RateLimiter> {
     completed_at: Option<Time>,
     next_rechoke: Option<Time>,
     next_keepalive: Option<Time>,
-    /// libtorrent's once-a-second tick of its request queues.
+    /// libtorrent's once-a-second tick (request queues, mixed mode).
     next_second: Option<Time>,
+    /// Piece payload sent by the last tick, and the session's 5-second
+    /// average upload rate (bytes/s) for mixed mode.
+    upload_at_second: u64,
+    upload_average: u64,
     /// Ring positions of new connections.
     choker_rng: EntityRng,
     /// Shuffles (end game, requests after a choke).
@@ -244,7 +254,10 @@ impl Client {
                 torrent.piece_length as u64,
             )),
         };
-        let limiter = RateLimiter::new(cfg.upload_rate);
+        let limiter = match cfg.mixed_mode {
+            None => AnyLimiter::Mainline(RateLimiter::new(cfg.upload_rate)),
+            Some(_) => AnyLimiter::Classes(ClassLimiter::new(cfg.upload_rate)),
+        };
         Client::with_policies(id, cfg, torrent, [choker_rng, rng], picker, choker, limiter)
     }
 }
@@ -284,6 +297,8 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             next_rechoke: None,
             next_keepalive: None,
             next_second: None,
+            upload_at_second: 0,
+            upload_average: 0,
             choker_rng,
             rng,
             scratch: Vec::new(),
@@ -319,6 +334,10 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
 
     pub fn picker(&self) -> &P {
         &self.picker
+    }
+
+    pub fn limiter(&self) -> &L {
+        &self.limiter
     }
 
     pub fn completed_at(&self) -> Option<Time> {
@@ -381,6 +400,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         if self.connected_to(c.remote).is_some() {
             self.twins += 1;
         }
+        let throttled = c.transport == Transport::Tcp;
         let slot = match self.free.pop() {
             Some(s) => {
                 self.conns[s as usize] = Some(c);
@@ -393,6 +413,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         };
         self.rows.open(slot);
         self.holders.reserve(self.conns.len());
+        self.limiter.set_throttled(slot, throttled);
         slot
     }
 
@@ -404,7 +425,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         self.announce(now, AnnounceEvent::Started, io);
         self.next_rechoke = Some(now + self.cfg.rechoke_interval);
         self.next_keepalive = Some(now + self.cfg.keepalive_interval);
-        if self.cfg.pipeline == Pipeline::Libtorrent {
+        if self.cfg.pipeline == Pipeline::Libtorrent || self.cfg.mixed_mode == Some(MixedMode::PeerProportional) {
             self.next_second = Some(now + Duration::from_secs(1));
         }
     }
@@ -549,14 +570,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         }
         if let Some(t) = self.next_second.filter(|&t| t <= now) {
             self.next_second = Some(t + Duration::from_secs(1));
-            let snub = self.cfg.snub_time;
-            for (slot, c) in self.conns.iter_mut().enumerate() {
-                let Some(c) = c.as_mut().filter(|c| c.ready()) else { continue };
-                if now.saturating_since(self.rows.last_piece(slot as u32)) > snub {
-                    c.queue.end_slow_start();
-                }
-                c.queue.second_tick(!c.remote_choking);
-            }
+            self.second_tick(now);
         }
         if let Some(t) = self.next_keepalive.filter(|&t| t <= now) {
             self.next_keepalive = Some(t + self.cfg.keepalive_interval);
@@ -564,6 +578,33 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             for s in ready {
                 self.send(s, Message::KeepAlive, io);
             }
+        }
+    }
+
+    /// libtorrent's once-a-second work: each request queue's tick, and with
+    /// `peer_proportional` the TCP class's rate from the uploading peers by
+    /// transport and the session's upload rate (a 5-second average of the
+    /// piece payload sent; libtorrent counts protocol and IP bytes too).
+    fn second_tick(&mut self, now: Time) {
+        let snub = self.cfg.snub_time;
+        let mut uploading = [0u32; 2];
+        for (slot, c) in self.conns.iter_mut().enumerate() {
+            let Some(c) = c.as_mut().filter(|c| c.ready()) else { continue };
+            if now.saturating_since(self.rows.last_piece(slot as u32)) > snub {
+                c.queue.end_slow_start();
+            }
+            c.queue.second_tick(!c.remote_choking);
+            if !c.queued.is_empty() || c.partial_left > 0 {
+                uploading[(c.transport == Transport::Utp) as usize] += 1;
+            }
+        }
+        let sent = self.stats.bytes_up - self.upload_at_second;
+        self.upload_at_second = self.stats.bytes_up;
+        self.upload_average = self.upload_average * 4 / 5 + sent / 5;
+        if self.cfg.mixed_mode == Some(MixedMode::PeerProportional) {
+            let rate =
+                crate::limiter::classes::peer_proportional(self.upload_average as f64, uploading[0], uploading[1]);
+            self.limiter.throttle(now, rate);
         }
     }
 

@@ -15,6 +15,7 @@
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 use torrentlab_bittorrent::dial::{Transport, Transports};
+use torrentlab_bittorrent::limiter::MixedMode;
 use torrentlab_net::{BufferLimit, LinkConfig};
 
 use super::raw::TransportName;
@@ -44,6 +45,30 @@ impl ClientName {
             ClientName::Utorrent => "utorrent",
             ClientName::Libtorrent => "libtorrent",
         }
+    }
+}
+
+/// libtorrent's `mixed_mode_algorithm` as written.
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum MixedModeName {
+    PreferTcp,
+    PeerProportional,
+}
+
+/// A libtorrent class's mixed mode (default `peer_proportional`); refused
+/// for the other clients.
+pub(super) fn mixed_mode(
+    cx: &Ctx,
+    at: &str,
+    client: ClientName,
+    name: Option<MixedModeName>,
+) -> Result<Option<MixedMode>, ScenarioError> {
+    match (client, name) {
+        (ClientName::Libtorrent, None | Some(MixedModeName::PeerProportional)) => Ok(Some(MixedMode::PeerProportional)),
+        (ClientName::Libtorrent, Some(MixedModeName::PreferTcp)) => Ok(Some(MixedMode::PreferTcp)),
+        (_, None) => Ok(None),
+        (_, Some(_)) => Err(cx.err(at, "is libtorrent's setting; set client = \"libtorrent\" or remove it")),
     }
 }
 

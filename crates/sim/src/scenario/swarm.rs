@@ -36,7 +36,7 @@ use torrentlab_transport::tcp::TcpConfig;
 use torrentlab_transport::utp::UtpConfig;
 
 use super::controllers::{self, Controllers, RawCubic, RawLedbat, RawLp, RawNice, RawVegas};
-use super::profile::{self, ClientName, RawAccess, UploadLimitStr};
+use super::profile::{self, ClientName, MixedModeName, RawAccess, UploadLimitStr};
 use super::raw::{CcName, ClockOffsetsName, RawTcp, TransportName};
 use super::units::{DurationStr, SizeStr, MAX_DURATION};
 use super::utp::{utp_config, RawUtp};
@@ -278,6 +278,7 @@ struct RawPeers {
     client: Option<ClientName>,
     disposition: Option<u32>,
     access: Option<RawAccess>,
+    mixed_mode: Option<MixedModeName>,
 }
 
 #[derive(Debug, Deserialize, Default)]
@@ -405,6 +406,7 @@ pub(super) fn validate(raw: RawSwarmScenario, file: &str) -> Result<SwarmScenari
             _ => ClientConfig::mainline(upload_rate),
         };
         client.transports = profile::transports(&cx, &at, profile, p.transport, p.disposition)?;
+        client.mixed_mode = profile::mixed_mode(&cx, &at("mixed_mode"), profile, p.mixed_mode)?;
         if let Some(s) = p.upload_slots {
             if s == 0 || s > 1000 {
                 return Err(cx.err(at("upload_slots"), "must be between 1 and 1000"));

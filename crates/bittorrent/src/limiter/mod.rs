@@ -18,11 +18,14 @@ use std::collections::VecDeque;
 
 use torrentlab_engine::{Duration, Time};
 
+pub mod classes;
+pub use classes::{ClassLimiter, MixedMode};
+
 /// Mainline's `upload_unit_size`.
 pub const UNIT_SIZE: u32 = 1380;
 /// The unit when uploads are unlimited.
 pub const UNLIMITED_UNIT_SIZE: u32 = 17_000;
-const UNLIMITED_RATE: f64 = 1e10;
+pub(crate) const UNLIMITED_RATE: f64 = 1e10;
 
 /// What the client asks of an upload limiter. `send(conn, max)` writes up to
 /// `max` bytes on `conn` and returns (bytes written, socket still flushed).
@@ -38,6 +41,54 @@ pub trait UploadLimiter: Send {
     fn queue(&mut self, now: Time, conn: u32, send: &mut dyn FnMut(u32, u32) -> (u32, bool));
     /// The timer: send what the rate allows.
     fn try_send(&mut self, now: Time, check_time: bool, send: &mut dyn FnMut(u32, u32) -> (u32, bool));
+    /// `conn` belongs to the throttled class (libtorrent's TCP peer class);
+    /// a limiter without classes ignores it.
+    fn set_throttled(&mut self, _conn: u32, _throttled: bool) {}
+    /// The throttled class's rate from `now` on, bytes/s (`None`: not
+    /// throttled); a limiter without classes ignores it.
+    fn throttle(&mut self, _now: Time, _rate: Option<f64>) {}
+}
+
+/// Either limiter, chosen per client: mainline's round robin, or the same
+/// with libtorrent's throttled TCP class (mixed mode).
+#[derive(Clone, Debug)]
+pub enum AnyLimiter {
+    Mainline(RateLimiter),
+    Classes(ClassLimiter),
+}
+
+macro_rules! either {
+    ($self:expr, $l:ident => $call:expr) => {
+        match $self {
+            AnyLimiter::Mainline($l) => $call,
+            AnyLimiter::Classes($l) => $call,
+        }
+    };
+}
+
+impl UploadLimiter for AnyLimiter {
+    #[inline]
+    fn due(&self) -> Option<Time> {
+        either!(self, l => l.due())
+    }
+    fn contains(&self, conn: u32) -> bool {
+        either!(self, l => l.contains(conn))
+    }
+    fn remove(&mut self, conn: u32) {
+        either!(self, l => l.remove(conn))
+    }
+    fn queue(&mut self, now: Time, conn: u32, send: &mut dyn FnMut(u32, u32) -> (u32, bool)) {
+        either!(self, l => l.queue(now, conn, send))
+    }
+    fn try_send(&mut self, now: Time, check_time: bool, send: &mut dyn FnMut(u32, u32) -> (u32, bool)) {
+        either!(self, l => l.try_send(now, check_time, send))
+    }
+    fn set_throttled(&mut self, conn: u32, throttled: bool) {
+        either!(self, l => l.set_throttled(conn, throttled))
+    }
+    fn throttle(&mut self, now: Time, rate: Option<f64>) {
+        either!(self, l => l.throttle(now, rate))
+    }
 }
 
 /// The round-robin upload rate limiter of one client. Connections are the
