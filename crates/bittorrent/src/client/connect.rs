@@ -66,9 +66,13 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         io: &mut dyn Io,
     ) -> Result<u32, Refusal> {
         let tr = self.cfg.transports;
+        // With the uTP preference a second connection to a peer we hold is
+        // a twin, not a new peer, so the limit does not refuse it (mainline
+        // refuses at its limit before looking at who dials).
+        let new_peer = !(tr.prefer_utp && self.connected_to(remote).is_some());
         let refused = if !tr.accepts(transport) {
             Some(Refusal::Transport)
-        } else if self.left || self.live() >= self.cfg.max_allow_in {
+        } else if self.left || (new_peer && self.live() >= self.cfg.max_allow_in) {
             Some(Refusal::Full)
         } else {
             None

@@ -161,3 +161,15 @@ fn libtorrent_dials_tcp_at_once_when_its_utp_connect_fails() {
     assert_eq!(c.stats.fallbacks, 1);
     assert!(io.dials[3..].iter().all(|d| d.0 != 3 || d.2 != Transport::Tcp));
 }
+
+#[test]
+fn at_its_limit_a_utorrent_client_still_takes_a_utp_connection_that_replaces_a_tcp_one() {
+    let (mut c, mut io) = client(1, Transports::disposition(13));
+    // 80 peers (max_allow_in) dial it over TCP; then one of them over uTP.
+    for r in 2..82 {
+        assert!(c.accept(NOW, r, 100 + r, Transport::Tcp, &mut io).is_ok());
+    }
+    assert_eq!(c.accept(NOW, 90, 300, Transport::Tcp, &mut io), Err(Refusal::Full), "a new peer is refused");
+    assert!(c.accept(NOW, 5, 301, Transport::Utp, &mut io).is_ok(), "a twin is not a new peer");
+    assert_eq!(to(&c, 5), [(Transport::Utp, Stage::Handshaking)]);
+}
