@@ -107,17 +107,13 @@ fn in_end_game_a_libtorrent_leecher_asks_for_a_busy_block_only_with_nothing_outs
 
 #[test]
 fn peer_proportional_throttles_tcp_uploads_only_while_a_utp_peer_is_uploading_too() {
-    use crate::limiter::AnyLimiter;
     let torrent = Torrent::new(4 * 262_144, 262_144);
     let rng = |k: u64| EntityRng::new(4, EntityId(k));
     let mut seed = Client::new(0, ClientConfig::libtorrent(None), torrent, true, [rng(0), rng(1), rng(2)]);
     // Full sockets: requests stay queued, so both peers count as uploading.
     let mut io = Requests(Vec::new(), true);
     seed.start(Time::ZERO, &mut io);
-    let class_rate = |c: &Client| match c.limiter() {
-        AnyLimiter::Classes(l) => l.class_rate(),
-        AnyLimiter::Mainline(_) => panic!("libtorrent runs the class limiter"),
-    };
+    let class_rate = |c: &Client| c.limiter().class_rate();
     let join = |c: &mut Client, io: &mut Requests, link: u32, t: Transport| {
         let slot = c.accept(Time::ZERO, link, link, t, io).expect("accepted");
         c.on_frame(Time::ZERO, slot, Frame::Handshake, io);

@@ -36,7 +36,7 @@ use crate::choker::{
     upload_slots, AnyChoker, Choker, ChokerKind, Decision, LibtorrentChoker, MainlineChoker, PeerView,
 };
 use crate::dial::{Transport, Transports};
-use crate::limiter::{AnyLimiter, ClassLimiter, MixedMode, RateLimiter, UploadLimiter};
+use crate::limiter::{MixedMode, RateLimiter, UploadLimiter};
 use crate::picker::{Picker, PiecePicker};
 use crate::pipeline::Pipeline;
 use crate::torrent::Torrent;
@@ -179,7 +179,7 @@ pub struct ClientStats {
 /// limiter as type parameters: mainline 4.0.x's by default ([`Client::new`]),
 /// others through [`Client::with_policies`]. Held inline rather than boxed,
 /// they share the client's memory and their calls are static.
-pub struct Client<P = PiecePicker, C = AnyChoker, L = AnyLimiter> {
+pub struct Client<P = PiecePicker, C = AnyChoker, L = RateLimiter> {
     pub id: u32,
     cfg: ClientConfig,
     torrent: Torrent,
@@ -254,10 +254,7 @@ impl Client {
                 torrent.piece_length as u64,
             )),
         };
-        let limiter = match cfg.mixed_mode {
-            None => AnyLimiter::Mainline(RateLimiter::new(cfg.upload_rate)),
-            Some(_) => AnyLimiter::Classes(ClassLimiter::new(cfg.upload_rate)),
-        };
+        let limiter = RateLimiter::new(cfg.upload_rate);
         Client::with_policies(id, cfg, torrent, [choker_rng, rng], picker, choker, limiter)
     }
 }

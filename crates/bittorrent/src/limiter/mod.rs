@@ -13,19 +13,24 @@
 //!
 //! Unlimited (rate 0 in mainline) is rate 1e10 bytes/s with 17 000-byte units:
 //! a whole 16 KiB piece message per turn.
+//!
+//! A second, throttled class of connections ([`classes`]: libtorrent's TCP
+//! peer class in mixed mode) is held to its own rate too: while it owes,
+//! its connections keep their place in the ring and the others take turns.
+//! Mainline never throttles a class, and then this is exactly its limiter.
 
 use std::collections::VecDeque;
 
 use torrentlab_engine::{Duration, Time};
 
 pub mod classes;
-pub use classes::{ClassLimiter, MixedMode};
+pub use classes::MixedMode;
 
 /// Mainline's `upload_unit_size`.
 pub const UNIT_SIZE: u32 = 1380;
 /// The unit when uploads are unlimited.
 pub const UNLIMITED_UNIT_SIZE: u32 = 17_000;
-pub(crate) const UNLIMITED_RATE: f64 = 1e10;
+const UNLIMITED_RATE: f64 = 1e10;
 
 /// What the client asks of an upload limiter. `send(conn, max)` writes up to
 /// `max` bytes on `conn` and returns (bytes written, socket still flushed).
@@ -41,54 +46,10 @@ pub trait UploadLimiter: Send {
     fn queue(&mut self, now: Time, conn: u32, send: &mut dyn FnMut(u32, u32) -> (u32, bool));
     /// The timer: send what the rate allows.
     fn try_send(&mut self, now: Time, check_time: bool, send: &mut dyn FnMut(u32, u32) -> (u32, bool));
-    /// `conn` belongs to the throttled class (libtorrent's TCP peer class);
-    /// a limiter without classes ignores it.
-    fn set_throttled(&mut self, _conn: u32, _throttled: bool) {}
-    /// The throttled class's rate from `now` on, bytes/s (`None`: not
-    /// throttled); a limiter without classes ignores it.
-    fn throttle(&mut self, _now: Time, _rate: Option<f64>) {}
-}
-
-/// Either limiter, chosen per client: mainline's round robin, or the same
-/// with libtorrent's throttled TCP class (mixed mode).
-#[derive(Clone, Debug)]
-pub enum AnyLimiter {
-    Mainline(RateLimiter),
-    Classes(ClassLimiter),
-}
-
-macro_rules! either {
-    ($self:expr, $l:ident => $call:expr) => {
-        match $self {
-            AnyLimiter::Mainline($l) => $call,
-            AnyLimiter::Classes($l) => $call,
-        }
-    };
-}
-
-impl UploadLimiter for AnyLimiter {
-    #[inline]
-    fn due(&self) -> Option<Time> {
-        either!(self, l => l.due())
-    }
-    fn contains(&self, conn: u32) -> bool {
-        either!(self, l => l.contains(conn))
-    }
-    fn remove(&mut self, conn: u32) {
-        either!(self, l => l.remove(conn))
-    }
-    fn queue(&mut self, now: Time, conn: u32, send: &mut dyn FnMut(u32, u32) -> (u32, bool)) {
-        either!(self, l => l.queue(now, conn, send))
-    }
-    fn try_send(&mut self, now: Time, check_time: bool, send: &mut dyn FnMut(u32, u32) -> (u32, bool)) {
-        either!(self, l => l.try_send(now, check_time, send))
-    }
-    fn set_throttled(&mut self, conn: u32, throttled: bool) {
-        either!(self, l => l.set_throttled(conn, throttled))
-    }
-    fn throttle(&mut self, now: Time, rate: Option<f64>) {
-        either!(self, l => l.throttle(now, rate))
-    }
+    /// `conn` belongs to the throttled class (libtorrent's TCP peer class).
+    fn set_throttled(&mut self, conn: u32, throttled: bool);
+    /// The throttled class's rate from `now` on, bytes/s (`None`: not throttled).
+    fn throttle(&mut self, now: Time, rate: Option<f64>);
 }
 
 /// The round-robin upload rate limiter of one client. Connections are the
@@ -105,6 +66,32 @@ pub struct RateLimiter {
     last: Time,
     /// When the next `try_send` is due, if one is.
     due: Option<Time>,
+    /// The throttled class's rate and debt, while it is throttled.
+    class: Option<ClassDebt>,
+    /// By connection id: in the throttled class.
+    throttled: Vec<bool>,
+}
+
+/// Bytes the throttled class wrote beyond its rate, paid down as time passes.
+#[derive(Clone, Copy, Debug)]
+struct ClassDebt {
+    rate: f64,
+    owed: f64,
+    last: Time,
+}
+
+impl ClassDebt {
+    fn pay(&mut self, now: Time) {
+        self.owed -= now.saturating_since(self.last).as_secs_f64() * self.rate;
+        self.last = now;
+    }
+}
+
+/// How long `owed` bytes take at `rate`, at least 1 ns (rounded up: a turn due
+/// a fraction of a nanosecond early would find the debt still positive, write
+/// nothing and wake again 1 ns later).
+fn wait(owed: f64, rate: f64) -> Duration {
+    Duration::from_nanos((owed / rate * 1e9).ceil() as u64).max(Duration(1))
 }
 
 impl RateLimiter {
@@ -114,7 +101,16 @@ impl RateLimiter {
             Some(r) if r > 0.0 => (r, UNIT_SIZE),
             _ => (UNLIMITED_RATE, UNLIMITED_UNIT_SIZE),
         };
-        RateLimiter { rate, unit, ring: VecDeque::new(), debt: 0.0, last: Time::ZERO, due: None }
+        RateLimiter {
+            rate,
+            unit,
+            ring: VecDeque::new(),
+            debt: 0.0,
+            last: Time::ZERO,
+            due: None,
+            class: None,
+            throttled: Vec::new(),
+        }
     }
 
     pub fn unit(&self) -> u32 {
@@ -124,6 +120,27 @@ impl RateLimiter {
     /// Connections waiting for their turn, front first.
     pub fn ring(&self) -> impl Iterator<Item = u32> + '_ {
         self.ring.iter().copied()
+    }
+
+    /// The throttled class's rate, bytes/s, if it is throttled.
+    pub fn class_rate(&self) -> Option<f64> {
+        self.class.map(|c| c.rate)
+    }
+
+    fn is_throttled(&self, conn: u32) -> bool {
+        self.throttled.get(conn as usize).copied().unwrap_or(false)
+    }
+
+    /// The ring position of the next connection allowed to write: the front,
+    /// or while the throttled class owes, the first not in it.
+    fn next(&self) -> Option<usize> {
+        if self.debt > 0.0 {
+            return None;
+        }
+        match self.class {
+            Some(c) if c.owed > 0.0 => self.ring.iter().position(|&conn| !self.is_throttled(conn)),
+            _ => (!self.ring.is_empty()).then_some(0),
+        }
     }
 }
 
@@ -154,33 +171,69 @@ impl UploadLimiter for RateLimiter {
         self.ring.push_back(conn);
         if was_empty {
             self.try_send(now, true, send);
+        } else if self.due.is_none() {
+            // Everyone waiting was in the throttled class; this one may not be.
+            self.due = Some(now);
         }
     }
 
-    /// Mainline `try_send`: writes while the rate allows.
+    /// Mainline `try_send`: writes while the rate (and the throttled class's) allows.
     fn try_send(&mut self, now: Time, check_time: bool, send: &mut dyn FnMut(u32, u32) -> (u32, bool)) {
         self.due = None;
         self.debt -= now.saturating_since(self.last).as_secs_f64() * self.rate;
         self.last = now;
-        if check_time {
-            self.debt = self.debt.max(0.0);
+        if let Some(c) = self.class.as_mut() {
+            c.pay(now);
         }
-        while self.debt <= 0.0 {
-            let Some(&cur) = self.ring.front() else { return };
-            let (bytes, flushed) = send(cur, self.unit);
-            self.debt += bytes as f64;
-            self.ring.pop_front();
-            if bytes > 0 && flushed {
-                self.ring.push_back(cur);
-            } else if self.ring.is_empty() {
-                return; // mainline breaks out without scheduling
+        if check_time {
+            // Idle time earns no credit.
+            self.debt = self.debt.max(0.0);
+            if let Some(c) = self.class.as_mut() {
+                c.owed = c.owed.max(0.0);
             }
         }
+        while let Some(k) = self.next() {
+            let cur = self.ring.remove(k).expect("a ring position");
+            let (bytes, flushed) = send(cur, self.unit);
+            self.debt += bytes as f64;
+            if self.is_throttled(cur) {
+                if let Some(c) = self.class.as_mut() {
+                    c.owed += bytes as f64;
+                }
+            }
+            if bytes > 0 && flushed {
+                self.ring.push_back(cur);
+            }
+        }
+        if self.ring.is_empty() {
+            return; // mainline breaks out without scheduling
+        }
+        self.due = Some(match self.class {
+            // Only throttled connections wait, for their class.
+            Some(c) if self.debt <= 0.0 => now + wait(c.owed, c.rate),
+            _ => now + wait(self.debt, self.rate),
+        });
+    }
+
+    fn set_throttled(&mut self, conn: u32, throttled: bool) {
+        let i = conn as usize;
+        if self.throttled.len() <= i {
+            self.throttled.resize(i + 1, false);
+        }
+        self.throttled[i] = throttled;
+    }
+
+    fn throttle(&mut self, now: Time, rate: Option<f64>) {
+        match (rate, self.class.as_mut()) {
+            (None, _) => self.class = None,
+            (Some(r), Some(c)) => {
+                c.pay(now);
+                c.rate = r;
+            }
+            (Some(r), None) => self.class = Some(ClassDebt { rate: r, owed: 0.0, last: now }),
+        }
         if !self.ring.is_empty() {
-            // Rounded up: a turn due a fraction of a nanosecond early would find
-            // the debt still positive, write nothing and wake again 1 ns later.
-            let wait = Duration::from_nanos((self.debt / self.rate * 1e9).ceil() as u64);
-            self.due = Some(now + wait.max(Duration(1)));
+            self.due = Some(self.due.map_or(now, |d| d.min(now)));
         }
     }
 }
