@@ -1,5 +1,6 @@
 //! uTP, the micro transport protocol (BEP 29), as a sans-IO socket over UDP.
 //!
+//! * [`UtpConfig`]: the parameters, libutp's by default, and libtorrent's.
 //! * [`header`]: the real 20-byte header and the selective-ACK extension.
 //! * [`UtpSocket`]: connection setup (SYN / STATE), data, FIN, RESET,
 //!   cumulative and selective ACKs, fast retransmit on three duplicate ACKs or
@@ -10,13 +11,15 @@
 //! * [`ledbat`]: the congestion window, in the `bep29` (libutp), `rfc6817` and
 //!   early-draft forms.
 
+mod config;
 pub mod header;
 pub mod ledbat;
 mod socket;
 
+pub use config::UtpConfig;
 pub use header::{Header, PacketType, SackMask};
 pub use ledbat::{UtpCcConfig, UtpLedbat, Variant};
-pub use socket::{UtpConfig, UtpInfo, UtpPacket, UtpSocket, UtpState, UtpStats};
+pub use socket::{UtpInfo, UtpPacket, UtpSocket, UtpState, UtpStats};
 
 #[cfg(test)]
 mod tests;
