@@ -40,45 +40,14 @@ POINTS = [ROOT / "scenarios" / "bench" / "testa2012-31-75.toml",
 EVENTS = re.compile(r"wall [\d.]+ s, (\d+) events")
 
 
-def together(runner: Path, scenarios: tuple[Path, Path], swap: bool) -> list[dict]:
-    """Both scenarios at once, one per core; each run's wall time (s),
-    events and peak RSS (bytes)."""
-    cores = ("1", "0") if swap else ("0", "1")
-    procs = {}
-    for sc, core in zip(scenarios, cores, strict=True):
-        pin = ["taskset", "-c", core] if shutil.which("taskset") else []
-        p = subprocess.Popen([*pin, str(runner), str(sc)], stdout=subprocess.PIPE, text=True)
-        procs[p.pid] = (p, time.perf_counter())
-    done: dict[int, dict] = {}
-    while len(done) < len(procs):
-        pid, status, usage = os.wait4(-1, 0)
-        if pid not in procs:
-            continue
-        p, t0 = procs[pid]
-        wall = time.perf_counter() - t0
-        if os.waitstatus_to_exitcode(status) != 0:
-            sys.exit(f"{p.args} failed")
-        m = EVENTS.search(p.stdout.read())
-        if not m:
-            sys.exit(f"{p.args}: no event count in its output")
-        done[pid] = {"wall": wall, "events": int(m.group(1)), "rss": usage.ru_maxrss * 1024}
-    return [done[pid] for pid in procs]
+def start(runner: Path, scenario: Path, core: str) -> tuple[subprocess.Popen, float]:
+    """The runner on `scenario`, pinned to `core`; the process and its start."""
+    pin = ["taskset", "-c", core] if shutil.which("taskset") else []
+    return subprocess.Popen([*pin, str(runner), str(scenario)], stdout=subprocess.PIPE, text=True), time.perf_counter()
 
 
-def alone(runner: Path, scenarios: tuple[Path, Path], swap: bool) -> list[dict]:
-    """One scenario after the other on the last core (B first when `swap`)."""
-    order = (1, 0) if swap else (0, 1)
-    out: list[dict] = [{}, {}]
-    for i in order:
-        out[i] = together_one(runner, scenarios[i])
-    return out
-
-
-def together_one(runner: Path, scenario: Path) -> dict:
-    pin = ["taskset", "-c", str((os.cpu_count() or 1) - 1)] if shutil.which("taskset") else []
-    t0 = time.perf_counter()
-    p = subprocess.Popen([*pin, str(runner), str(scenario)], stdout=subprocess.PIPE, text=True)
-    _, status, usage = os.wait4(p.pid, 0)
+def finish(p: subprocess.Popen, t0: float, status: int, usage) -> dict:
+    """A run's wall time (s), events and peak RSS (bytes), from its exit."""
     wall = time.perf_counter() - t0
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"{p.args} failed")
@@ -86,6 +55,32 @@ def together_one(runner: Path, scenario: Path) -> dict:
     if not m:
         sys.exit(f"{p.args}: no event count in its output")
     return {"wall": wall, "events": int(m.group(1)), "rss": usage.ru_maxrss * 1024}
+
+
+def together(runner: Path, scenarios: tuple[Path, Path], swap: bool) -> list[dict]:
+    """Both scenarios at once, one per core (swapped when `swap`)."""
+    cores = ("1", "0") if swap else ("0", "1")
+    procs = {}
+    for sc, core in zip(scenarios, cores, strict=True):
+        p, t0 = start(runner, sc, core)
+        procs[p.pid] = (p, t0)
+    done: dict[int, dict] = {}
+    while len(done) < len(procs):
+        pid, status, usage = os.wait4(-1, 0)
+        if pid in procs:
+            done[pid] = finish(*procs[pid], status, usage)
+    return [done[pid] for pid in procs]
+
+
+def alone(runner: Path, scenarios: tuple[Path, Path], swap: bool) -> list[dict]:
+    """One scenario after the other on the last core (B first when `swap`)."""
+    core = str((os.cpu_count() or 1) - 1)
+    out: list[dict] = [{}, {}]
+    for i in (1, 0) if swap else (0, 1):
+        p, t0 = start(runner, scenarios[i], core)
+        _, status, usage = os.wait4(p.pid, 0)
+        out[i] = finish(p, t0, status, usage)
+    return out
 
 
 def gmean_ci(ratios: list[float]) -> tuple[float, float, float]:

@@ -46,7 +46,11 @@ fn pair(a: u32, b: u32) -> SwarmScenario {
         join = "200 ms"
         "#
     );
-    match AnyScenario::from_toml_str(&toml, "pair.toml") {
+    parse(&toml, "pair.toml")
+}
+
+fn parse(toml: &str, name: &str) -> SwarmScenario {
+    match AnyScenario::from_toml_str(toml, name) {
         Ok(AnyScenario::Swarm(s)) => s,
         Ok(_) => panic!("not a swarm"),
         Err(e) => panic!("{e}"),
@@ -198,11 +202,7 @@ fn mixed_crowd() -> SwarmScenario {
         count = 2
         upload_limit = "unlimited"
         "#;
-    match AnyScenario::from_toml_str(toml, "mixed.toml") {
-        Ok(AnyScenario::Swarm(s)) => s,
-        Ok(_) => panic!("not a swarm"),
-        Err(e) => panic!("{e}"),
-    }
+    parse(toml, "mixed.toml")
 }
 
 #[test]
