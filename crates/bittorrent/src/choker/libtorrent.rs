@@ -63,8 +63,8 @@ pub struct LibtorrentChoker {
     piece_length: u64,
     rounds: u64,
     memo: Vec<Memo>,
-    /// Scratch: (rank key, id) of the candidates.
-    ranked: Vec<(Rank, u32)>,
+    /// Scratch: (rank key, id, index in the views) of the candidates.
+    ranked: Vec<(Rank, u32, usize)>,
 }
 
 /// The sort key of `unchoke_compare_rr`: smaller ranks first.
@@ -161,7 +161,8 @@ impl LibtorrentChoker {
     fn rank_candidates(&mut self, now: Time, peers: &[PeerView]) {
         let mut ranked = std::mem::take(&mut self.ranked);
         ranked.clear();
-        ranked.extend(peers.iter().filter(|p| p.interested).map(|p| (self.rank(now, p), p.id)));
+        ranked
+            .extend(peers.iter().enumerate().filter(|(_, p)| p.interested).map(|(i, p)| (self.rank(now, p), p.id, i)));
         ranked.sort_by(|a, b| a.0.partial_cmp(&b.0).expect("no NaN in a rank").then(a.1.cmp(&b.1)));
         self.ranked = ranked;
     }
@@ -176,9 +177,8 @@ impl LibtorrentChoker {
         let regular = self.slots.saturating_sub(self.optimistic_slots) as usize;
         let ranked = std::mem::take(&mut self.ranked);
         let mut promoted = false;
-        let view = |id: u32| peers.iter().find(|p| p.id == id).expect("a ranked peer has a view");
-        for (k, &(_, id)) in ranked.iter().enumerate() {
-            let p = view(id);
+        for (k, &(_, id, i)) in ranked.iter().enumerate() {
+            let p = &peers[i];
             if k < regular {
                 if self.is_optimistic(id) {
                     promoted = true;
@@ -251,11 +251,11 @@ impl Choker for LibtorrentChoker {
         }
         self.rank_candidates(now, peers);
         let ranked = std::mem::take(&mut self.ranked);
-        for &(_, id) in &ranked {
+        for &(_, _, i) in &ranked {
             if free == 0 {
                 break;
             }
-            let p = peers.iter().find(|p| p.id == id).expect("a ranked peer has a view");
+            let p = &peers[i];
             if p.choked {
                 self.unchoke(now, p, false, out);
                 free -= 1;
