@@ -237,3 +237,19 @@ def test_an_old_result_left_aside_by_a_writer_killed_mid_swap_is_removed_by_the_
     r = cli("run", str(SHORT), "-o", str(tmp_path / "out"), "-q")
     assert r.returncode == 0, r.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_a_signal_during_a_deferred_wait_is_raised_after_it_and_the_handlers_are_restored():
+    from torrentlab.executors import signals_deferred
+
+    before = signal.getsignal(signal.SIGINT)
+    reached_end_of_block = False
+    with pytest.raises(KeyboardInterrupt):
+        with signals_deferred():
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)  # the handler runs here, and must not raise
+            reached_end_of_block = True
+    assert reached_end_of_block
+    assert signal.getsignal(signal.SIGINT) is before
+    with signals_deferred():
+        pass  # nothing noted: nothing raised

@@ -17,10 +17,13 @@ drives it.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import socket
 import sys
-from collections.abc import Iterable
+import threading
+from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
@@ -28,9 +31,40 @@ from torrentlab._core import CancelToken
 from torrentlab.api import RunResult, run
 from torrentlab.exceptions import ClusterError
 
-#: How long one wait for a Ray task lasts before Python looks at its signals
-#: again (Ctrl-C stops a sweep within this), seconds.
-RAY_POLL_S = 0.1
+#: How long one wait for a Ray task or a local run lasts before Python looks
+#: at its signals again (Ctrl-C stops a sweep within this), seconds.
+POLL_S = 0.1
+
+
+@contextlib.contextmanager
+def signals_deferred() -> Iterator[None]:
+    """Holds Ctrl-C (SIGINT) and SIGTERM back while the main thread waits, and
+    raises them as their own handlers would once the wait is over.
+
+    A signal handler that raises inside ``threading.Condition.wait`` can land
+    between its release and its re-acquisition of the lock, and the
+    ``with`` around it then fails with "release unlocked lock" instead of
+    stopping (a CPython race, seen under ``concurrent.futures.wait``). Here
+    the handlers only note the signal; the waits poll (:data:`POLL_S`), and
+    the noted signal is delivered outside any lock. Off the main thread,
+    where Python delivers no signals, this does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    noted: list[int] = []
+    previous = {sig: signal.signal(sig, lambda signum, frame: noted.append(signum))
+                for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if noted:
+        handler = previous[noted[0]]
+        if callable(handler):
+            handler(noted[0], None)
+        elif handler == signal.SIG_DFL:
+            signal.raise_signal(noted[0])
 
 
 class Local:
@@ -50,8 +84,15 @@ class Local:
                                                          progress=progress))
 
     def wait(self, handles: Iterable[Future]) -> list[Future]:
-        finished, _ = wait(list(handles), return_when=FIRST_COMPLETED)
-        return list(finished)
+        """The runs among `handles` that have finished, waiting for one; a
+        signal that arrives meanwhile is raised here (see
+        :func:`signals_deferred`)."""
+        handles = list(handles)
+        while True:
+            with signals_deferred():
+                finished, _ = wait(handles, timeout=POLL_S, return_when=FIRST_COMPLETED)
+            if finished:
+                return list(finished)
 
     def result(self, handle: Future) -> Any:
         return handle.result()
@@ -124,7 +165,7 @@ class Ray:
     def wait(self, handles: Iterable[Any]) -> list[Any]:
         refs = list(handles)
         while True:
-            ready, _ = self.ray.wait(refs, num_returns=1, timeout=RAY_POLL_S)
+            ready, _ = self.ray.wait(refs, num_returns=1, timeout=POLL_S)
             if ready:
                 return ready
 
