@@ -6,6 +6,7 @@
 //! the event loop does not change.
 
 use torrentlab_engine::Time;
+use torrentlab_transport::datagram::DatagramSocket;
 use torrentlab_transport::stream::{ConnCounters, ConnInfo, Endpoint, Wire};
 use torrentlab_transport::tcp::TcpConnection;
 use torrentlab_transport::utp::UtpSocket;
@@ -17,9 +18,12 @@ pub enum TransportKind {
     Tcp,
     /// uTP (BEP 29) over UDP with its LEDBAT.
     Utp,
+    /// Datagrams: UDP or ICMP echo (ping, VoIP), without a stream.
+    Datagram,
 }
 
 impl TransportKind {
+    /// The stream transports (those BitTorrent and bulk flows run over).
     pub const ALL: [TransportKind; 2] = [TransportKind::Tcp, TransportKind::Utp];
 
     /// The name used in scenarios and result tables.
@@ -27,6 +31,7 @@ impl TransportKind {
         match self {
             TransportKind::Tcp => "tcp",
             TransportKind::Utp => "utp",
+            TransportKind::Datagram => "datagram",
         }
     }
 }
@@ -43,6 +48,7 @@ impl TransportKind {
 pub(crate) enum Transport {
     Tcp(TcpConnection),
     Utp(UtpSocket),
+    Datagram(DatagramSocket),
     Other(Box<dyn Endpoint>, TransportKind),
 }
 
@@ -52,6 +58,7 @@ macro_rules! each {
         match $self {
             Transport::Tcp($ep) => $call,
             Transport::Utp($ep) => $call,
+            Transport::Datagram($ep) => $call,
             Transport::Other(boxed, _) => {
                 let $ep: &dyn Endpoint = boxed.as_ref();
                 $call
@@ -62,6 +69,7 @@ macro_rules! each {
         match $self {
             Transport::Tcp($ep) => $call,
             Transport::Utp($ep) => $call,
+            Transport::Datagram($ep) => $call,
             Transport::Other(boxed, _) => {
                 let $ep: &mut dyn Endpoint = boxed.as_mut();
                 $call
@@ -79,11 +87,14 @@ impl From<torrentlab_bittorrent::dial::Transport> for TransportKind {
     }
 }
 
-impl From<TransportKind> for torrentlab_bittorrent::dial::Transport {
-    fn from(t: TransportKind) -> Self {
+impl TryFrom<TransportKind> for torrentlab_bittorrent::dial::Transport {
+    type Error = TransportKind;
+    /// The stream transports; a datagram is not a peer-wire connection.
+    fn try_from(t: TransportKind) -> Result<Self, TransportKind> {
         match t {
-            TransportKind::Tcp => torrentlab_bittorrent::dial::Transport::Tcp,
-            TransportKind::Utp => torrentlab_bittorrent::dial::Transport::Utp,
+            TransportKind::Tcp => Ok(torrentlab_bittorrent::dial::Transport::Tcp),
+            TransportKind::Utp => Ok(torrentlab_bittorrent::dial::Transport::Utp),
+            other => Err(other),
         }
     }
 }
@@ -103,6 +114,7 @@ impl Transport {
         match self {
             Transport::Tcp(_) => TransportKind::Tcp,
             Transport::Utp(_) => TransportKind::Utp,
+            Transport::Datagram(_) => TransportKind::Datagram,
             Transport::Other(_, kind) => *kind,
         }
     }

@@ -11,12 +11,15 @@
 //! * [`cc`]: congestion controllers behind one trait ([`cc::CongestionControl`]):
 //!   NewReno, CUBIC, Vegas, TCP-LP, TCP Nice and LEDBAT.
 //! * [`utp`]: uTP (BEP 29) over UDP with its own LEDBAT.
+//! * [`datagram`]: UDP datagrams and ICMP echoes (ping, VoIP): no
+//!   handshake, acknowledgement or retransmission.
 //! * [`stream`]: the transport-neutral [`stream::Endpoint`] both implement. ACK samples carry both the RTT and the one-way delay,
 //!   which delay-based controllers need.
 //!
 //! Segments carry lengths, never payload bytes.
 
 pub mod cc;
+pub mod datagram;
 pub mod stream;
 pub mod tcp;
 pub mod utp;

@@ -8,6 +8,7 @@
 
 use torrentlab_engine::{Duration, Time};
 
+use crate::datagram::Datagram;
 use crate::tcp::{Segment, TcpConnection, TcpReceiver, TcpSender, TcpState};
 use crate::utp::{UtpPacket, UtpSocket, UtpState};
 
@@ -16,6 +17,8 @@ use crate::utp::{UtpPacket, UtpSocket, UtpState};
 pub enum Wire {
     Tcp(Segment),
     Utp(UtpPacket),
+    /// A UDP datagram or an ICMP echo ([`crate::datagram`]).
+    Datagram(Datagram),
 }
 
 impl Wire {
@@ -25,6 +28,7 @@ impl Wire {
         match self {
             Wire::Tcp(s) => s.wire_len(),
             Wire::Utp(p) => p.wire_len(),
+            Wire::Datagram(d) => d.wire_len(),
         }
     }
 
@@ -34,6 +38,7 @@ impl Wire {
         match self {
             Wire::Tcp(s) => s.len,
             Wire::Utp(p) => p.payload,
+            Wire::Datagram(d) => d.payload,
         }
     }
 }

@@ -97,6 +97,9 @@ pub(crate) struct Swarm {
     pub frames: Vec<ConnFrames>,
     pub rec: SwarmRecorder,
     pub leechers_left: usize,
+    /// End the run when the last leecher has finished (a household's run
+    /// lasts its duration, for the traffic beside the swarm).
+    pub end_when_done: bool,
 }
 
 /// The parts of the world and of the application a client may touch.
@@ -213,6 +216,7 @@ impl Swarm {
             pending: Pending::default(),
             frames: Vec::new(),
             rec,
+            end_when_done: true,
         }
     }
 
@@ -296,7 +300,7 @@ impl App for Swarm {
                 let reply = self.tracker.announce(now, peer, event, numwant);
                 if event == AnnounceEvent::Completed && !self.peers[peer as usize].seed {
                     self.leechers_left = self.leechers_left.saturating_sub(1);
-                    if self.leechers_left == 0 {
+                    if self.leechers_left == 0 && self.end_when_done {
                         return ControlFlow::Break(());
                     }
                 }
@@ -326,9 +330,10 @@ impl App for Swarm {
         if !p.joined || p.left.is_some() {
             return None;
         }
-        let transport = f.endpoint(link).kind();
+        // Only a stream reaches a peer's listening socket.
+        let Ok(transport) = BtTransport::try_from(f.endpoint(link).kind()) else { return None };
         let mut answer = Err(Refusal::Full);
-        self.with_client(now, f, host.0, |c, io| answer = c.accept(now, remote.0, link.0, transport.into(), io));
+        self.with_client(now, f, host.0, |c, io| answer = c.accept(now, remote.0, link.0, transport, io));
         if answer == Err(Refusal::Transport) {
             f.ignore(link);
         }

@@ -98,6 +98,7 @@ mod tests {
                     Transport::Utp(UtpSocket::accept(cfg, id, 77, 0)),
                 ]
             }
+            TransportKind::Datagram => unreachable!("a stream over {kind:?}"),
         }
     }
 

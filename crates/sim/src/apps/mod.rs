@@ -4,6 +4,7 @@ pub(crate) mod bittorrent;
 pub(crate) mod bulk;
 #[cfg(test)]
 pub(crate) mod cbr;
+pub(crate) mod cross;
 mod frames;
 
 pub(crate) use frames::ConnFrames;

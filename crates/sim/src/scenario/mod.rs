@@ -25,7 +25,9 @@ macro_rules! params {
 }
 
 mod controllers;
+pub mod household;
 mod messages;
+pub mod pacing;
 mod profile;
 mod raw;
 pub mod swarm;
@@ -193,7 +195,7 @@ impl AnyScenario {
 
     pub fn from_toml_str(text: &str, file: &str) -> Result<AnyScenario, ScenarioError> {
         let table = toml_table(text, file)?;
-        if table.contains_key("peers") || table.contains_key("torrent") {
+        if table.contains_key("peers") || table.contains_key("torrent") || table.contains_key("household") {
             let raw = serde_path_to_error::deserialize(toml::Value::Table(table))
                 .map_err(|e| path_error(file, e.path().to_string(), e.inner().to_string()))?;
             swarm::validate(raw, file).map(AnyScenario::Swarm)
@@ -204,7 +206,7 @@ impl AnyScenario {
 
     pub fn from_json_str(text: &str, origin: &str) -> Result<AnyScenario, ScenarioError> {
         let value = json_value(text, origin)?;
-        if value.get("peers").is_some() || value.get("torrent").is_some() {
+        if value.get("peers").is_some() || value.get("torrent").is_some() || value.get("household").is_some() {
             let raw = serde_path_to_error::deserialize(value)
                 .map_err(|e| path_error(origin, e.path().to_string(), e.inner().to_string()))?;
             swarm::validate(raw, origin).map(AnyScenario::Swarm)

@@ -36,6 +36,8 @@ use torrentlab_transport::tcp::TcpConfig;
 use torrentlab_transport::utp::UtpConfig;
 
 use super::controllers::{self, Controllers, RawCubic, RawLedbat, RawLp, RawNice, RawVegas};
+use super::household::{self, Household, RawHousehold, RawTraffic, Traffic};
+use super::pacing::{self, Pacing, RawPacing};
 use super::profile::{self, ClientName, MixedModeName, RawAccess, UploadLimitStr};
 use super::raw::{CcName, ClockOffsetsName, RawTcp, TransportName};
 use super::units::{DurationStr, SizeStr, MAX_DURATION};
@@ -100,6 +102,10 @@ pub struct PeerClass {
     pub tcp: TcpConfig,
     pub cc: CcConfig,
     pub utp: UtpConfig,
+    /// The household's own client (a household run; one peer).
+    pub home: bool,
+    /// How its uploads are paced (the world's pacer).
+    pub pacing: Pacing,
 }
 
 /// What a swarm run records besides the always-on tables.
@@ -139,6 +145,10 @@ pub struct SwarmScenario {
     pub clock_offsets: ClockOffsets,
     pub classes: Vec<PeerClass>,
     pub metrics: SwarmMetrics,
+    /// A household run: the home's line (and the RTT beyond it is `rtt`).
+    pub household: Option<Household>,
+    /// Cross traffic beside BitTorrent (household runs).
+    pub traffic: Vec<Traffic>,
 }
 
 impl SwarmScenario {
@@ -159,7 +169,7 @@ pub(super) struct RawSwarmScenario {
     name: Option<String>,
     description: Option<String>,
     run: super::raw::RawRun,
-    torrent: RawTorrent,
+    torrent: Option<RawTorrent>,
     network: Option<RawSwarmNetwork>,
     tcp: Option<RawTcp>,
     cubic: Option<RawCubic>,
@@ -168,8 +178,12 @@ pub(super) struct RawSwarmScenario {
     nice: Option<RawNice>,
     ledbat: Option<RawLedbat>,
     utp: Option<RawUtp>,
+    #[serde(default)]
     peers: Vec<RawPeers>,
     metrics: Option<RawSwarmMetrics>,
+    household: Option<RawHousehold>,
+    #[serde(default)]
+    traffic: Vec<RawTraffic>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -279,6 +293,8 @@ struct RawPeers {
     disposition: Option<u32>,
     access: Option<RawAccess>,
     mixed_mode: Option<MixedModeName>,
+    home: Option<bool>,
+    pacing: Option<RawPacing>,
 }
 
 #[derive(Debug, Deserialize, Default)]
@@ -303,7 +319,12 @@ pub(super) fn validate(raw: RawSwarmScenario, file: &str) -> Result<SwarmScenari
     if duration == Duration::ZERO {
         return Err(cx.err("run.duration", "must be greater than zero"));
     }
-    let torrent = torrent(&cx, &raw.torrent, file)?;
+    let torrent = match (&raw.torrent, &raw.household) {
+        (Some(t), _) => torrent(&cx, t, file)?,
+        // Cross traffic alone: no swarm, so any torrent will do.
+        (None, Some(_)) if raw.peers.is_empty() => Torrent::checked(16_384, 16_384).expect("one piece"),
+        (None, _) => return Err(cx.err("torrent", "missing: a swarm needs [torrent] (size, or a .torrent file)")),
+    };
 
     let net = raw.network.unwrap_or_default();
     let mut groups = Vec::new();
@@ -339,9 +360,25 @@ pub(super) fn validate(raw: RawSwarmScenario, file: &str) -> Result<SwarmScenari
     };
     controllers::check_globals(&cx, &global_cc)?;
     let global_utp = raw.utp.clone().unwrap_or_default();
-    if raw.peers.is_empty() {
+    if raw.peers.is_empty() && raw.household.is_none() {
         return Err(cx.err("peers", "at least one [[peers]] class is needed"));
     }
+    let household = match &raw.household {
+        None => None,
+        Some(h) => {
+            if !groups.is_empty() {
+                return Err(cx.err(
+                    "network.groups",
+                    "a household places its hosts itself; use network.rtt for the remote peers",
+                ));
+            }
+            Some(household::household(&cx, h, rtt)?)
+        }
+    };
+    if household.is_none() && !raw.traffic.is_empty() {
+        return Err(cx.err("traffic", "cross traffic runs in a household; add [household] (the home's line)"));
+    }
+    let traffic = household::traffic(&cx, &raw.traffic, &global_cc, duration)?;
     let mut classes = Vec::new();
     let mut total = 0u32;
     for (i, p) in raw.peers.iter().enumerate() {
@@ -398,9 +435,35 @@ pub(super) fn validate(raw: RawSwarmScenario, file: &str) -> Result<SwarmScenari
         }
         let seed = p.role == Role::Seed;
         let profile = p.client.unwrap_or_default();
-        let (uplink, downlink) = profile::access_links(&cx, &access, p.access.as_ref(), &at("access"))?;
-        let upload_rate =
-            profile::upload_rate(&cx, &at("upload_limit"), profile, p.upload_limit.map(|u| u.0), &uplink)?;
+        let home = p.home.unwrap_or(false);
+        let (uplink, downlink) = match (&household, home) {
+            (None, true) => {
+                return Err(cx.err(at("home"), "only a household has a home; add [household] or remove this"))
+            }
+            (Some(_), true) if count != 1 => {
+                return Err(
+                    cx.err(at("count"), format!("{count}: a home class is the household's one client; allowed: 1"))
+                )
+            }
+            (Some(_), true) if p.access.is_some() => {
+                return Err(
+                    cx.err(at("access"), "the home's line is [household] (up, down and their buffers); remove this")
+                )
+            }
+            (Some(h), true) => (h.modem, h.dslam),
+            _ => profile::access_links(&cx, &access, p.access.as_ref(), &at("access"))?,
+        };
+        let limit = profile::upload_rate(&cx, &at("upload_limit"), profile, p.upload_limit.map(|u| u.0), &uplink)?;
+        let pacing = pacing::pacing(&cx, &at("pacing"), p.pacing, limit.map(|r| r as u64))?;
+        // A client that sends at most N packets a second uploads no faster
+        // than N full packets a second (TCP's, the smaller).
+        let upload_rate = match pacing.payload_rate(match pacing {
+            Pacing::Packets { packet_bytes, .. } => packet_bytes - 52,
+            _ => 0,
+        }) {
+            Some(cap) => Some(limit.map_or(cap as f64, |l| l.min(cap as f64))),
+            None => limit,
+        };
         let mut client = match profile {
             ClientName::Libtorrent => ClientConfig::libtorrent(upload_rate),
             _ => ClientConfig::mainline(upload_rate),
@@ -459,7 +522,8 @@ pub(super) fn validate(raw: RawSwarmScenario, file: &str) -> Result<SwarmScenari
         let cc = controllers::build(&cx, p.cc.unwrap_or(CcName::Cubic), &global_cc, &Controllers::default(), &at)?;
         let utp_path = if p.utp.is_some() { at("utp") } else { "utp".to_string() };
         let utp_base = if profile == ClientName::Libtorrent { UtpConfig::libtorrent() } else { UtpConfig::default() };
-        let utp = utp_config(&cx, &global_utp.overlaid(p.utp.as_ref()), &utp_path, &utp_base)?;
+        let mut utp = utp_config(&cx, &global_utp.overlaid(p.utp.as_ref()), &utp_path, &utp_base)?;
+        pacing.cap_packets(&mut tcp, &mut utp);
         classes.push(PeerClass {
             label: p.label.clone().unwrap_or_else(|| if seed { "seed".into() } else { "leecher".into() }),
             seed,
@@ -474,12 +538,24 @@ pub(super) fn validate(raw: RawSwarmScenario, file: &str) -> Result<SwarmScenari
             tcp,
             cc,
             utp,
+            home,
+            pacing,
         });
     }
-    if !classes.iter().any(|c| c.seed) {
+    if household.is_some() && !classes.is_empty() && !classes.iter().any(|c| c.home) {
+        return Err(cx.err("peers", "a household's swarm needs its home: mark one class of one peer with home = true"));
+    }
+    if classes.iter().filter(|c| c.home).count() > 1 {
+        let second = classes.iter().enumerate().filter(|(_, c)| c.home).nth(1).map_or(0, |(i, _)| i);
+        return Err(
+            cx.err(format!("peers[{second}].home"), "a household has one home; allowed: one class with home = true")
+        );
+    }
+    // (Without classes, a household runs its cross traffic alone.)
+    if !classes.is_empty() && !classes.iter().any(|c| c.seed) {
         return Err(cx.err("peers", "no class has role = \"seed\": nobody has the content"));
     }
-    if !classes.iter().any(|c| !c.seed) {
+    if !classes.is_empty() && !classes.iter().any(|c| !c.seed) {
         return Err(cx.err("peers", "no class has role = \"leecher\": there is nothing to measure"));
     }
     let tracker_group = match &net.tracker_group {
@@ -539,6 +615,8 @@ pub(super) fn validate(raw: RawSwarmScenario, file: &str) -> Result<SwarmScenari
             connections: m.connections.unwrap_or(true),
             uplink_log_peers,
         },
+        household,
+        traffic,
     })
 }
 

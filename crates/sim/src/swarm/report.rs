@@ -6,9 +6,11 @@ use torrentlab_transport::stream::Endpoint;
 
 use super::recorder::{gap_edges, take_uplink_logs};
 use crate::apps::bittorrent::{Peer, Swarm};
+use crate::apps::cross::Cross;
 use crate::endpoint::TransportKind;
 use crate::scenario::swarm::SwarmScenario;
 use crate::table::Table;
+use crate::topology::household::{hosts, CROSS_APP};
 use crate::topology::swarm::SWARM_APP;
 use crate::world::{Conn, Perf, World};
 
@@ -33,6 +35,8 @@ pub(crate) fn report(sc: &SwarmScenario, mut world: World) -> SwarmOutput {
     let perf = world.perf();
     let mut w: Box<Swarm> = world.take_app(SWARM_APP);
     let (f, end) = (&world.f, world.end);
+    // A frames record for every connection (cross traffic's have none).
+    w.frames.resize_with(f.conns.len(), crate::apps::ConnFrames::new);
     let n = w.peers.len();
     let mut rec = std::mem::take(&mut w.rec);
     let mut peers = Table::default();
@@ -75,17 +79,24 @@ pub(crate) fn report(sc: &SwarmScenario, mut world: World) -> SwarmOutput {
 
     let mut conns = Table::default();
     if sc.metrics.connections {
-        let col = |g: &dyn Fn(&Conn) -> u64| f.conns.iter().map(|c| g(c) as i64).collect::<Vec<_>>();
-        let piece = |s: usize| w.frames.iter().map(|c| c.piece_bytes[s] as i64).collect::<Vec<_>>();
+        // The peers' connections (a household's cross traffic has its own tables).
+        let frames = &w.frames;
+        let ids: Vec<usize> = (0..f.conns.len()).filter(|&i| f.conns[i].owner[0] == SWARM_APP as u32).collect();
+        let col = |g: &dyn Fn(&Conn) -> u64| ids.iter().map(|&i| g(&f.conns[i]) as i64).collect::<Vec<_>>();
+        let piece = |s: usize| ids.iter().map(|&i| frames[i].piece_bytes[s] as i64).collect::<Vec<_>>();
         let control =
-            |s: usize| w.frames.iter().map(|fr| (fr.framed[s] - fr.piece_bytes[s]) as i64).collect::<Vec<_>>();
+            |s: usize| ids.iter().map(|&i| (frames[i].framed[s] - frames[i].piece_bytes[s]) as i64).collect::<Vec<_>>();
+        let conn = |g: &dyn Fn(&Conn) -> String| ids.iter().map(|&i| g(&f.conns[i])).collect::<Vec<_>>();
         conns
-            .i64("conn", (0..f.conns.len() as i64).collect())
+            .i64("conn", ids.iter().map(|&i| i as i64).collect())
             .i64("initiator", col(&|c| c.host[0] as u64))
             .i64("acceptor", col(&|c| c.host[1] as u64))
-            .str("transport", f.conns.iter().map(|c| c.ep[0].kind().name().to_string()).collect())
-            .f64("opened_s", f.conns.iter().map(|c| c.opened.as_secs_f64()).collect())
-            .f64("closed_s", f.conns.iter().map(|c| secs(c.closed[0].into_iter().chain(c.closed[1]).min())).collect())
+            .str("transport", conn(&|c| c.ep[0].kind().name().to_string()))
+            .f64("opened_s", ids.iter().map(|&i| f.conns[i].opened.as_secs_f64()).collect())
+            .f64(
+                "closed_s",
+                ids.iter().map(|&i| secs(f.conns[i].closed[0].into_iter().chain(f.conns[i].closed[1]).min())).collect(),
+            )
             .i64("piece_bytes_forward", piece(0))
             .i64("piece_bytes_reverse", piece(1))
             .i64("stream_bytes_forward", col(&|c| c.written[0]))
@@ -143,23 +154,32 @@ pub(crate) fn report(sc: &SwarmScenario, mut world: World) -> SwarmOutput {
     let uplinks = uplinks_table(&w, &mut world.f.net, end);
     let uplink_queue = take_uplink_logs(&mut world.f.net, end);
     let uplink_delays = uplink_delays_table(&world.f.net, w.peers.len());
-    SwarmOutput {
-        tables: vec![
-            ("summary", summary),
-            ("peers", peers),
-            ("connections", conns),
-            ("haves", haves),
-            ("chokes", chokes),
-            ("sends", sends),
-            ("send_gaps", gaps),
-            ("payload_lengths", payload),
-            ("transports", transports),
-            ("uplinks", uplinks),
-            ("uplink_queue", uplink_queue),
-            ("uplink_delays", uplink_delays),
-        ],
-        perf,
+    let mut tables = vec![
+        ("summary", summary),
+        ("peers", peers),
+        ("connections", conns),
+        ("haves", haves),
+        ("chokes", chokes),
+        ("sends", sends),
+        ("send_gaps", gaps),
+        ("payload_lengths", payload),
+        ("transports", transports),
+        ("uplinks", uplinks),
+        ("uplink_queue", uplink_queue),
+        ("uplink_delays", uplink_delays),
+    ];
+    if sc.household.is_some() {
+        let cross: Box<Cross> = world.take_app(CROSS_APP);
+        let home = hosts(sc).home as usize;
+        let home_peer = w.peers.get(home);
+        let summary = &mut tables[0].1;
+        summary
+            .i64("home_bytes_up", vec![home_peer.map_or(0, |p| p.client.stats.bytes_up as i64)])
+            .i64("home_bytes_down", vec![home_peer.map_or(0, |p| p.client.stats.bytes_down as i64)]);
+        cross.summary_columns(summary);
+        tables.extend(cross.tables(&world.f, end));
     }
+    SwarmOutput { tables, perf }
 }
 
 /// One row per peer: what its uplink did (docs/metrics.md, `uplinks`).
@@ -253,7 +273,7 @@ fn uplink_delays_table(net: &torrentlab_net::Network, n: usize) -> Table {
 /// both directions.
 fn transports_table(conns: &[Conn], frames: &[crate::apps::ConnFrames]) -> Table {
     let mut rows: Vec<(TransportKind, [u64; 4])> = TransportKind::ALL.iter().map(|&k| (k, [0; 4])).collect();
-    for (c, fr) in conns.iter().zip(frames) {
+    for (c, fr) in conns.iter().zip(frames).filter(|(c, _)| c.owner[0] == SWARM_APP as u32) {
         let r = &mut rows.iter_mut().find(|r| r.0 == c.ep[0].kind()).expect("every kind has a row").1;
         r[0] += 1;
         for s in 0..2 {

@@ -2,4 +2,5 @@
 //! applications).
 
 pub(crate) mod dumbbell;
+pub(crate) mod household;
 pub(crate) mod swarm;

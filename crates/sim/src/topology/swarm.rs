@@ -7,14 +7,15 @@ use std::sync::Arc;
 use torrentlab_bittorrent::client::Client;
 use torrentlab_bittorrent::tracker::Tracker;
 use torrentlab_engine::{Duration, EntityId, EntityRng, Time};
-use torrentlab_net::{HostConfig, Latency, Network};
+use torrentlab_net::{HostConfig, HostId, Latency, Network};
 
 use crate::apps::bittorrent::{ClassProto, Peer, Swarm};
 use crate::hugepages;
+use crate::scenario::pacing::Pacing;
 use crate::scenario::swarm::{JoinSpec, SwarmScenario};
 use crate::scenario::ClockOffsets;
 use crate::swarm::recorder::SwarmRecorder;
-use crate::world::{Fabric, Route, World};
+use crate::world::{Fabric, PaceRule, Route, World};
 
 /// RNG stream kinds (see [`EntityId::new`]).
 const RNG_PICKER: u16 = 20;
@@ -30,8 +31,48 @@ const RNG_CLOCK: u16 = 26;
 /// The BitTorrent application's index in a swarm world.
 pub(crate) const SWARM_APP: usize = 0;
 
-/// A world running `sc`: peer `i` is host `i`.
+/// A world running `sc`: peer `i` is host `i` (a household places the
+/// other hosts after the peers: [`super::household`]).
 pub(crate) fn build(sc: &SwarmScenario) -> World {
+    if let Some(h) = &sc.household {
+        return super::household::build(sc, h);
+    }
+    let (peers, class_of, groups_of) = peers(sc);
+    let hosts: Vec<HostConfig> = class_of
+        .iter()
+        .map(|&ci| {
+            let c = &sc.classes[ci];
+            HostConfig { uplink: c.uplink, downlink: c.downlink, ingress_loss: sc.ingress_loss }
+        })
+        .collect();
+    let (latency, tracker_delay) = if sc.groups.is_empty() {
+        let d = Duration(sc.rtt.0 / 2);
+        (Latency::Uniform(d), vec![d; peers.len()])
+    } else {
+        let g = sc.groups.len();
+        let mut delays = vec![Duration::ZERO; g * g];
+        for i in 0..g {
+            for j in 0..g {
+                // Same AS: out and back over the loopback device (RTT 4 x intra);
+                // across: each side's inter-AS device (RTT 2 x (inter_i + inter_j)).
+                delays[i * g + j] =
+                    if i == j { Duration(2 * sc.groups[i].intra.0) } else { sc.groups[i].inter + sc.groups[j].inter };
+            }
+        }
+        let tg = sc.tracker_group.unwrap_or(0);
+        let td = groups_of.iter().map(|&pg| delays[pg as usize * g + tg]).collect();
+        (Latency::Groups { of_host: groups_of, groups: g, delays }, td)
+    };
+    let route = lanes(&hosts, &latency);
+    let net = Network::new(sc.seed, &hosts, latency);
+    let end = Time::ZERO + sc.duration;
+    let mut f = Fabric::new(net, route.0, route.1, connection_table(&peers), end);
+    let app = swarm_app(sc, peers, class_of, tracker_delay, &mut f, true);
+    World::new(f, vec![Box::new(app)], end)
+}
+
+/// Every peer of `sc` in class order, each one's class and latency group.
+pub(super) fn peers(sc: &SwarmScenario) -> (Vec<Peer>, Vec<usize>, Vec<u16>) {
     let mut peers = Vec::new();
     let mut class_of = Vec::new();
     let mut groups_of = Vec::new();
@@ -77,31 +118,11 @@ pub(crate) fn build(sc: &SwarmScenario) -> World {
             groups_of.push(class.group.unwrap_or(0) as u16);
         }
     }
-    let hosts: Vec<HostConfig> = class_of
-        .iter()
-        .map(|&ci| {
-            let c = &sc.classes[ci];
-            HostConfig { uplink: c.uplink, downlink: c.downlink, ingress_loss: sc.ingress_loss }
-        })
-        .collect();
-    let (latency, tracker_delay) = if sc.groups.is_empty() {
-        let d = Duration(sc.rtt.0 / 2);
-        (Latency::Uniform(d), vec![d; peers.len()])
-    } else {
-        let g = sc.groups.len();
-        let mut delays = vec![Duration::ZERO; g * g];
-        for i in 0..g {
-            for j in 0..g {
-                // Same AS: out and back over the loopback device (RTT 4 x intra);
-                // across: each side's inter-AS device (RTT 2 x (inter_i + inter_j)).
-                delays[i * g + j] =
-                    if i == j { Duration(2 * sc.groups[i].intra.0) } else { sc.groups[i].inter + sc.groups[j].inter };
-            }
-        }
-        let tg = sc.tracker_group.unwrap_or(0);
-        let td = groups_of.iter().map(|&pg| delays[pg as usize * g + tg]).collect();
-        (Latency::Groups { of_host: groups_of, groups: g, delays }, td)
-    };
+    (peers, class_of, groups_of)
+}
+
+/// The lanes packets take (see [`Route`]) and how many there are.
+pub(super) fn lanes(hosts: &[HostConfig], latency: &Latency) -> (Route, usize) {
     // Packets from one source to one latency group leave in send order
     // (a FIFO uplink, or none) and all take the same delay, so they arrive
     // in send order too: they can share a lane. When no uplink is limited,
@@ -109,20 +130,22 @@ pub(crate) fn build(sc: &SwarmScenario) -> World {
     // a lane as well. (A lane that went back in time would trip the event
     // queue's check.)
     let all_unlimited = hosts.iter().all(|h| h.uplink.capacity_bps.is_none());
-    let group_of = |h: usize| match &latency {
+    let group_of = |h: usize| match latency {
         Latency::Groups { of_host, .. } => of_host[h] as u32,
         _ => 0,
     };
-    let lane_dsts = match &latency {
+    let lane_dsts = match latency {
         Latency::Groups { groups, .. } => *groups as u32,
         _ => 1,
     };
-    let lane_dst: Vec<u32> = (0..peers.len()).map(group_of).collect();
-    let lane_src: Vec<u32> = if all_unlimited { lane_dst.clone() } else { (0..peers.len() as u32).collect() };
+    let lane_dst: Vec<u32> = (0..hosts.len()).map(group_of).collect();
+    let lane_src: Vec<u32> = if all_unlimited { lane_dst.clone() } else { (0..hosts.len() as u32).collect() };
     let lane_count = (lane_src.iter().max().map_or(0, |&m| m as usize + 1)) * lane_dsts as usize;
-    let net = Network::new(sc.seed, &hosts, latency);
-    let end = Time::ZERO + sc.duration;
-    let n = peers.len();
+    (Route::ByPath { src: lane_src, dst: lane_dst, dsts: lane_dsts }, lane_count)
+}
+
+/// An empty connection table with room for what the peers will dial.
+pub(super) fn connection_table(peers: &[Peer]) -> Vec<crate::world::Conn> {
     // Every connection is dialled by someone: room for twice each peer's
     // initiations up front (peers dial again as connections close: the
     // full-size E0 point opens 1.3 times its first dials), on huge pages
@@ -132,8 +155,21 @@ pub(crate) fn build(sc: &SwarmScenario) -> World {
     let dials: usize = peers.iter().map(|p| p.client.config().max_initiate as usize).sum();
     let conns = Vec::with_capacity((2 * dials).min(1 << 17));
     hugepages::advise(&conns);
-    let route = Route::ByPath { src: lane_src, dst: lane_dst, dsts: lane_dsts };
-    let mut f = Fabric::new(net, route, lane_count, conns, end);
+    conns
+}
+
+/// The BitTorrent application over `peers`, its timers and pacers in `f`,
+/// every arrival scheduled; with `end_when_done`, it ends the run when the
+/// last leecher has finished.
+pub(super) fn swarm_app(
+    sc: &SwarmScenario,
+    mut peers: Vec<Peer>,
+    class_of: Vec<usize>,
+    tracker_delay: Vec<Duration>,
+    f: &mut Fabric,
+    end_when_done: bool,
+) -> Swarm {
+    let n = peers.len();
     for (i, p) in peers.iter_mut().enumerate() {
         p.timer_id = f.new_timer(SWARM_APP as u32, i as u32);
     }
@@ -161,6 +197,16 @@ pub(crate) fn build(sc: &SwarmScenario) -> World {
         tracker_delay,
         SwarmRecorder::new(&sc.metrics, n),
     );
-    app.schedule_joins(&mut f);
-    World::new(f, vec![Box::new(app)], end)
+    app.end_when_done = end_when_done;
+    for (i, &ci) in app.class_of.iter().enumerate() {
+        let c = &sc.classes[ci];
+        let rule = match c.pacing {
+            Pacing::Off => continue,
+            Pacing::Even => PaceRule::Rate(c.client.upload_rate.expect("validated: even pacing has a limit") as u64),
+            Pacing::Packets { .. } => PaceRule::PerPacket(c.pacing.gap().expect("a packet rate")),
+        };
+        f.pace(HostId(i as u32), SWARM_APP as u32, rule);
+    }
+    app.schedule_joins(f);
+    app
 }

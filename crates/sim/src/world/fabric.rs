@@ -5,11 +5,13 @@
 
 use torrentlab_engine::{EventQueue, Time};
 use torrentlab_net::{HostId, Network, Transit};
+use torrentlab_transport::datagram::{Arrival, Datagram};
 use torrentlab_transport::stream::{Endpoint, Wire};
 use torrentlab_transport::tcp::SackBlocks;
 
 use super::app::Link;
 use super::conn::{Conn, NO_SLOT};
+use super::pacer::{Offer, PaceRule, Pacer};
 use super::packet::{Hop, InFlight, PacketLanes};
 use super::Ev;
 use crate::endpoint::Transport;
@@ -56,6 +58,8 @@ pub(crate) struct Fabric {
     pub data_packets_delivered: u64,
     /// Packets sent, by payload bytes (index 0: none).
     pub payload_hist: Vec<u64>,
+    /// Each host's pacer, if its application paces (empty: nobody does).
+    pacers: Vec<Option<Pacer>>,
 }
 
 impl Fabric {
@@ -76,6 +80,7 @@ impl Fabric {
             timers: Vec::new(),
             data_packets_delivered: 0,
             payload_hist: Vec::new(),
+            pacers: Vec::new(),
         }
     }
 
@@ -158,6 +163,26 @@ impl Fabric {
         self.endpoint(link).flushed()
     }
 
+    /// Sends datagram `d` from `link`, a datagram socket.
+    pub fn send_datagram(&mut self, link: Link, d: Datagram) {
+        let Transport::Datagram(sock) = &mut self.conns[link.conn()].ep[link.side()] else {
+            panic!("{link:?} is not a datagram socket");
+        };
+        sock.send(d);
+        self.mark(link.conn() as u32, link.side());
+    }
+
+    /// The datagrams that reached `link`, a datagram socket, since the last
+    /// call; its owner hears of the next one ([`App::readable`](super::App::readable)).
+    pub fn take_arrivals(&mut self, link: Link) -> Vec<Arrival> {
+        let c = &mut self.conns[link.conn()];
+        let Transport::Datagram(sock) = &mut c.ep[link.side()] else {
+            panic!("{link:?} is not a datagram socket");
+        };
+        c.read_mark[link.side()] = sock.delivered() + 1;
+        sock.take_arrivals()
+    }
+
     /// Ends `link`'s stream after what was written (a FIN).
     pub fn finish(&mut self, link: Link) {
         self.conns[link.conn()].ep[link.side()].close();
@@ -237,37 +262,93 @@ impl Fabric {
 
     /// Sends what endpoint (conn, side) has to send and arms its timer.
     pub(super) fn drive(&mut self, now: Time, ci: u32, s: usize) {
-        let c = &mut self.conns[ci as usize];
-        let (src, dst) = (c.host[s], c.host[1 - s]);
-        while let Some(pkt) = c.ep[s].poll_transmit(now) {
-            // Looked up per packet: most calls send none (a delayed ACK
-            // waits, Nagle holds), and few send more than one.
-            let lane = self.route.lane(ci, s, src, dst);
-            let wire = pkt.wire_len();
-            c.wire_bytes[s] += wire as u64;
-            let len = pkt.payload_len() as usize;
-            if len > 0 {
-                if len >= self.payload_hist.len() {
-                    self.payload_hist.resize(len + 1, 0);
-                }
-                self.payload_hist[len] += 1;
+        let (src, dst) = {
+            let c = &self.conns[ci as usize];
+            (c.host[s], c.host[1 - s])
+        };
+        while let Some(pkt) = self.conns[ci as usize].ep[s].poll_transmit(now) {
+            if !self.pacers.is_empty() && self.hold_paced(now, ci, s, src, &pkt) {
+                continue;
             }
-            let (hop, time) = match self.net.send(now, HostId(src), HostId(dst), wire) {
-                Transit::Dropped { .. } => continue,
-                Transit::AtLink { link, time } => (Hop::Link(link), time),
-                Transit::AtHost { time, .. } => (Hop::Host, time),
-            };
-            let sack = match &pkt {
-                Wire::Tcp(seg) => seg.sack,
-                Wire::Utp(_) => SackBlocks::NONE,
-            };
-            if self.lanes.push(lane, time, InFlight::pack_wire(hop, ci, (1 - s) as u8, wire, &pkt), &sack) {
-                self.q.schedule_head(time, Ev::PathLane { lane: lane as u32 });
-            }
+            self.emit(now, ci, s, src, dst, &pkt);
         }
+        let c = &mut self.conns[ci as usize];
         let d = c.ep[s].poll_timeout();
         if let (Some(d), Some(tag)) = (d, c.timer[s].arm(d)) {
             self.q.schedule(d.max(now), Ev::EpTimer { conn: ci, side: s as u8, tag });
+        }
+    }
+
+    /// Puts `pkt`, sent by side `s` of connection `ci` from host `src`, on
+    /// the network now.
+    #[inline]
+    fn emit(&mut self, now: Time, ci: u32, s: usize, src: u32, dst: u32, pkt: &Wire) {
+        // Looked up per packet: most calls send none (a delayed ACK
+        // waits, Nagle holds), and few send more than one.
+        let lane = self.route.lane(ci, s, src, dst);
+        let wire = pkt.wire_len();
+        self.conns[ci as usize].wire_bytes[s] += wire as u64;
+        let len = pkt.payload_len() as usize;
+        if len > 0 {
+            if len >= self.payload_hist.len() {
+                self.payload_hist.resize(len + 1, 0);
+            }
+            self.payload_hist[len] += 1;
+        }
+        let (hop, time) = match self.net.send(now, HostId(src), HostId(dst), wire) {
+            Transit::Dropped { .. } => return,
+            Transit::AtLink { link, time } => (Hop::Link(link), time),
+            Transit::AtHost { time, .. } => (Hop::Host, time),
+        };
+        let sack = match pkt {
+            Wire::Tcp(seg) => seg.sack,
+            Wire::Utp(_) | Wire::Datagram(_) => SackBlocks::NONE,
+        };
+        if self.lanes.push(lane, time, InFlight::pack_wire(hop, ci, (1 - s) as u8, wire, pkt), &sack) {
+            self.q.schedule_head(time, Ev::PathLane { lane: lane as u32 });
+        }
+    }
+
+    /// Paces the data packets the application `app` sends from `host` by
+    /// `rule` (see [`Pacer`]).
+    pub fn pace(&mut self, host: HostId, app: u32, rule: PaceRule) {
+        let i = host.0 as usize;
+        if self.pacers.len() <= i {
+            self.pacers.resize_with(i + 1, || None);
+        }
+        self.pacers[i] = Some(Pacer::new(app, rule));
+    }
+
+    /// If `pkt` is a data packet of a paced application's end: sends it now
+    /// when the host's pacer allows, else holds it for [`Ev::Pace`]. True
+    /// when the pacer took it.
+    fn hold_paced(&mut self, now: Time, ci: u32, s: usize, src: u32, pkt: &Wire) -> bool {
+        let owner = self.conns[ci as usize].owner[s];
+        let Some(Some(p)) = self.pacers.get_mut(src as usize) else { return false };
+        if p.app != owner || pkt.payload_len() == 0 {
+            return false;
+        }
+        match p.offer(now, ci, s as u8, *pkt) {
+            Offer::SendNow => {
+                let dst = self.conns[ci as usize].host[1 - s];
+                self.emit(now, ci, s, src, dst, pkt);
+            }
+            Offer::Held { wake: Some(at) } => self.q.schedule(at, Ev::Pace { host: src }),
+            Offer::Held { wake: None } => {}
+        }
+        true
+    }
+
+    /// Host `host`'s pacer is due: sends the packet it held longest.
+    pub(super) fn release_paced(&mut self, now: Time, host: u32) {
+        let Some(Some(p)) = self.pacers.get_mut(host as usize) else { return };
+        let (held, wake) = p.release(now);
+        if let Some(at) = wake {
+            self.q.schedule(at, Ev::Pace { host });
+        }
+        if let Some((ci, s, pkt)) = held {
+            let dst = self.conns[ci as usize].host[1 - s as usize];
+            self.emit(now, ci, s as usize, host, dst, &pkt);
         }
     }
 

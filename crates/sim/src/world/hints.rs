@@ -66,7 +66,7 @@ impl World {
     #[inline]
     pub(super) fn hint_reader(&self, lane: usize) {
         let Some(x) = self.f.lanes.get(lane, READER_AHEAD) else { return };
-        if x.len == 0 || x.is_utp() {
+        if x.len == 0 || x.not_tcp() {
             return;
         }
         let Some(c) = self.f.conns.get(x.conn as usize) else { return };

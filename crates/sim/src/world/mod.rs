@@ -16,6 +16,7 @@ mod app;
 mod conn;
 mod fabric;
 mod hints;
+pub(crate) mod pacer;
 pub(crate) mod packet;
 #[cfg(test)]
 mod properties;
@@ -23,6 +24,7 @@ mod properties;
 pub(crate) use app::{App, Link};
 pub(crate) use conn::{Conn, NO_SLOT};
 pub(crate) use fabric::{Fabric, Route};
+pub(crate) use pacer::PaceRule;
 
 use std::ops::ControlFlow;
 
@@ -70,6 +72,10 @@ pub(crate) enum Ev {
     App {
         app: u32,
         ev: u32,
+    },
+    /// Host `host`'s pacer may send its next held packet ([`pacer`]).
+    Pace {
+        host: u32,
     },
     End,
 }
@@ -186,6 +192,7 @@ impl World {
                         break;
                     }
                 }
+                Ev::Pace { host } => self.f.release_paced(now, host),
                 Ev::End => break,
             }
         }

@@ -24,6 +24,7 @@ use std::collections::VecDeque;
 
 use torrentlab_engine::{CacheLine, Lanes, Time};
 use torrentlab_net::LinkId;
+use torrentlab_transport::datagram::{Datagram, Protocol};
 use torrentlab_transport::stream::Wire;
 use torrentlab_transport::tcp::{Flags, SackBlocks, Segment, Timestamps};
 use torrentlab_transport::utp::{Header, PacketType, SackMask, UtpPacket};
@@ -61,6 +62,8 @@ const ECR: u8 = 2;
 const SACK: u8 = 4;
 /// A uTP packet, not a TCP segment.
 const UTP: u8 = 8;
+/// A datagram (UDP or ICMP echo), not a TCP segment.
+const DGRAM: u8 = 16;
 
 /// Where a packet goes next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -125,6 +128,24 @@ impl InFlight {
                     opts: UTP,
                 }
             }
+            Wire::Datagram(d) => InFlight {
+                seq: d.seq as u64,
+                ack: 0,
+                ts_val: d.stamp,
+                ts_ecr: 0,
+                conn,
+                len: d.payload,
+                window: 0,
+                wire,
+                hop: Self::hop_bits(hop),
+                to,
+                flags: match d.protocol {
+                    Protocol::Udp => 0,
+                    Protocol::EchoRequest => 1,
+                    Protocol::EchoReply => 2,
+                },
+                opts: DGRAM,
+            },
         }
     }
 
@@ -132,8 +153,16 @@ impl InFlight {
     /// segment from the side queue (or none).
     #[inline]
     pub fn wire(&self, sack: SackBlocks) -> Wire {
-        if self.opts & UTP == 0 {
+        if self.opts & (UTP | DGRAM) == 0 {
             return Wire::Tcp(self.segment(sack));
+        }
+        if self.opts & DGRAM != 0 {
+            let protocol = match self.flags {
+                0 => Protocol::Udp,
+                1 => Protocol::EchoRequest,
+                _ => Protocol::EchoReply,
+            };
+            return Wire::Datagram(Datagram { protocol, seq: self.seq as u32, stamp: self.ts_val, payload: self.len });
         }
         let header = Header {
             kind: PacketType::from_u8((self.seq >> 48) as u8).expect("packed from a packet type"),
@@ -173,10 +202,10 @@ impl InFlight {
         self
     }
 
-    /// Its SACK blocks wait in the side queue of its lane.
+    /// Not a TCP segment (a uTP packet or a datagram).
     #[inline]
-    pub fn is_utp(&self) -> bool {
-        self.opts & UTP != 0
+    pub fn not_tcp(&self) -> bool {
+        self.opts & (UTP | DGRAM) != 0
     }
 
     #[inline]
@@ -323,6 +352,16 @@ mod tests {
             let x = InFlight::pack_wire(Hop::Link(LinkId(3)), 9, 0, w.wire_len(), &w);
             assert!(!x.has_sack(), "uTP's mask travels in the entry itself");
             assert_eq!((x.conn, x.to, x.wire, x.len), (9, 0, w.wire_len(), payload));
+            assert_eq!(x.wire(SackBlocks::NONE), w);
+        }
+    }
+
+    #[test]
+    fn packing_gives_back_every_kind_of_datagram_that_was_sent() {
+        for protocol in [Protocol::Udp, Protocol::EchoRequest, Protocol::EchoReply] {
+            let w = Wire::Datagram(Datagram { protocol, seq: u32::MAX, stamp: u64::MAX - 1, payload: 172 });
+            let x = InFlight::pack_wire(Hop::Link(LinkId(5)), 2, 1, w.wire_len(), &w);
+            assert!(!x.has_sack() && x.not_tcp());
             assert_eq!(x.wire(SackBlocks::NONE), w);
         }
     }
