@@ -167,3 +167,18 @@ fn a_household_without_bittorrent_runs_its_cross_traffic_alone_to_the_end() {
     assert!(out.table("peers").rows() == 0 && out.table("ping").rows() == 19);
     assert!(out.table("transfer_samples").rows() >= 20);
 }
+
+#[test]
+fn poisson_probes_leave_at_exponential_gaps_of_the_interval_on_average() {
+    let sc = household("400 s", "[[traffic]]\nkind = \"ping\"\ninterval = \"250 ms\"\nschedule = \"poisson\"\n");
+    let (out, _) = run_swarm_checked(&sc);
+    let sent = out.table("ping").f64_column("sent_s").to_vec();
+    let gaps: Vec<f64> = sent.windows(2).map(|w| w[1] - w[0]).collect();
+    let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+    assert!((mean - 0.25).abs() < 0.25 * 0.1, "mean gap {mean}");
+    // An exponential's standard deviation equals its mean.
+    let sd = (gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / gaps.len() as f64).sqrt();
+    assert!((sd / mean - 1.0).abs() < 0.15, "sd / mean {}", sd / mean);
+    let again = run_swarm_checked(&sc).0;
+    assert_eq!(again.table("ping").f64_column("sent_s"), &sent[..], "the run seed fixes the draws");
+}

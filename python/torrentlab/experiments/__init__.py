@@ -12,6 +12,7 @@ from importlib.resources import files
 from pathlib import Path
 
 EXPERIMENTS = {
+    "bufferbloat-voip": "torrentlab.experiments.bufferbloat_voip",
     "rao2010": "torrentlab.experiments.rao2010",
     "rossi2010": "torrentlab.experiments.rossi2010",
     "testa2012": "torrentlab.experiments.testa2012",

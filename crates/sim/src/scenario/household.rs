@@ -77,8 +77,10 @@ impl Place {
 #[derive(Clone, Debug, PartialEq)]
 pub enum TrafficKind {
     /// ICMP echo requests every `interval` (`payload` bytes after the ICMP
-    /// header); a reply later than `timeout`, or none, is a timeout.
-    Ping { interval: Duration, timeout: Duration, payload: u32 },
+    /// header), or with exponential gaps of that mean (`poisson`: RFC 2330
+    /// §11.1.1's Poisson sampling, which no periodic process on the line can
+    /// phase-lock with); a reply later than `timeout`, or none, is a timeout.
+    Ping { interval: Duration, timeout: Duration, payload: u32, poisson: bool },
     /// A constant-bit-rate call both ways: one RTP packet of `payload` bytes
     /// (RTP header included) every `interval` from each side.
     Voip { interval: Duration, payload: u32 },
@@ -155,6 +157,14 @@ pub(super) struct RawTraffic {
     chunk: Option<SizeStr>,
     size: Option<SizeStr>,
     cc: Option<CcName>,
+    schedule: Option<RawSchedule>,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+enum RawSchedule {
+    Periodic,
+    Poisson,
 }
 
 /// ping's default payload (56 bytes: an 84-byte IP packet).
@@ -252,6 +262,7 @@ pub(super) fn traffic(
                     interval: interval(Duration::from_secs(1))?,
                     timeout,
                     payload: payload(PING_PAYLOAD)?,
+                    poisson: t.schedule == Some(RawSchedule::Poisson),
                 }
             }
             RawKind::Voip => {
@@ -260,12 +271,14 @@ pub(super) fn traffic(
                 }
                 not_for("cc", t.cc.is_some())?;
                 not_for("timeout", t.timeout.is_some())?;
+                not_for("schedule", t.schedule.is_some())?;
                 TrafficKind::Voip { interval: interval(Duration::from_millis(20))?, payload: payload(VOIP_PAYLOAD)? }
             }
             RawKind::Transfer => {
                 not_for("interval", t.interval.is_some())?;
                 not_for("timeout", t.timeout.is_some())?;
                 not_for("payload", t.payload.is_some())?;
+                not_for("schedule", t.schedule.is_some())?;
                 let rate = match t.rate.map(|r| r.0) {
                     None | Some(None) => None,
                     Some(Some(0)) => return Err(cx.err(at("rate"), "must be greater than zero (or \"unlimited\")")),
@@ -333,7 +346,12 @@ mod tests {
         assert_eq!((t[0].from, t[0].to, t[0].label.as_str()), (Place::Home, Place::Isp, "ping"));
         assert_eq!(
             t[0].kind,
-            TrafficKind::Ping { interval: Duration::from_secs(1), timeout: Duration::from_secs(1), payload: 56 }
+            TrafficKind::Ping {
+                interval: Duration::from_secs(1),
+                timeout: Duration::from_secs(1),
+                payload: 56,
+                poisson: false
+            }
         );
     }
 

@@ -18,7 +18,7 @@
 
 use std::sync::Arc;
 
-use torrentlab_engine::{Duration, OptTime, Time};
+use torrentlab_engine::{Duration, EntityId, EntityRng, OptTime, Time};
 use torrentlab_net::{HostConfig, HostId, Latency, LinkConfig, Network};
 use torrentlab_transport::datagram::DatagramSocket;
 use torrentlab_transport::tcp::{TcpConfig, TcpConnection};
@@ -33,6 +33,10 @@ use crate::world::{Fabric, World};
 /// The cross-traffic application's index in a household world (the
 /// swarm's is 0).
 pub(crate) const CROSS_APP: usize = 1;
+
+/// RNG stream kind of each traffic entry (Poisson probe gaps); the swarm's
+/// are 20 to 26.
+const RNG_TRAFFIC: u16 = 27;
 
 /// Latency groups.
 const HOME: u16 = 0;
@@ -140,7 +144,7 @@ fn cross_app(sc: &SwarmScenario, h: &Household, at: Hosts, end: Time, f: &mut Fa
         let start = Time::ZERO + t.start;
         let (from, to) = (t.from.name(), t.to.name());
         let (ep, entry) = match &t.kind {
-            TrafficKind::Ping { interval, timeout, payload } => (
+            TrafficKind::Ping { interval, timeout, payload, poisson } => (
                 [Transport::Datagram(DatagramSocket::new()), Transport::Datagram(DatagramSocket::echo_responder())],
                 Entry::Ping(Ping {
                     label: t.label.clone(),
@@ -148,6 +152,7 @@ fn cross_app(sc: &SwarmScenario, h: &Household, at: Hosts, end: Time, f: &mut Fa
                     start,
                     stop: stop_time(t.stop, end, *timeout),
                     interval: *interval,
+                    poisson: poisson.then(|| EntityRng::new(sc.seed, EntityId::new(RNG_TRAFFIC, k as u64))),
                     timeout: *timeout,
                     payload: *payload,
                     from,

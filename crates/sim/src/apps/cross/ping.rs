@@ -4,7 +4,7 @@
 //! timeout, or none, is a timeout (as `ping -W` counts it), and the probe
 //! keeps its row.
 
-use torrentlab_engine::{Duration, OptTime, Time};
+use torrentlab_engine::{Duration, EntityRng, OptTime, Time};
 use torrentlab_transport::datagram::{Datagram, Protocol};
 
 use crate::table::Table;
@@ -25,6 +25,8 @@ pub(crate) struct Ping {
     /// No probe leaves at or after this.
     pub stop: Time,
     pub interval: Duration,
+    /// Draws exponential gaps of mean `interval` (Poisson sampling), if set.
+    pub poisson: Option<EntityRng>,
     pub timeout: Duration,
     /// Bytes after the ICMP header.
     pub payload: u32,
@@ -45,7 +47,12 @@ impl Ping {
         self.probes.push(Probe { sent: now, reply: OptTime::NONE });
         let probe = Datagram { protocol: Protocol::EchoRequest, seq, stamp: now.0, payload: self.payload };
         f.send_datagram(Link::new(self.conn, 0), probe);
-        Some(now + self.interval)
+        let gap = match &mut self.poisson {
+            None => self.interval,
+            // -mean x ln(1 - U), at least 1 ns.
+            Some(rng) => Duration(((-(1.0 - rng.uniform()).ln()) * self.interval.0 as f64) as u64).max(Duration(1)),
+        };
+        Some(now + gap)
     }
 
     /// Replies reached the pinging side: each probe's first one counts.
