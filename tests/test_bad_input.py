@@ -19,6 +19,7 @@ from conftest import ROOT, SCENARIOS, SMALL_SWARM, cli
 from torrentlab import ScenarioError
 
 GOOD = (SCENARIOS / "rossi2010" / "b-ledbat-vs-ledbat.toml").read_text()
+HOUSEHOLD = (SCENARIOS / "bufferbloat-voip" / "call-beside-paced-seed.toml").read_text()
 SEED_MAX = 2**64 - 1
 
 
@@ -152,6 +153,12 @@ FILES = [
     ("1e3 ms accepted", "good.toml", edited(GOOD, 'sample_interval = "100 ms"', 'sample_interval = "1e3 ms"'),
      None, ""),
     ("2.5e1 ms accepted", "good.toml", edited(GOOD, 'one_way_delay = "25 ms"', 'one_way_delay = "2.5e1 ms"'), None, ""),
+    ("pacing preset typo", "home.toml", edited(HOUSEHOLD, 'pacing = "voip-friendly"', 'pacing = "voip"'),
+     "peers[0].pacing", '"voip-friendly"'),
+    ("ping rate", "home.toml", edited(HOUSEHOLD, 'schedule = "poisson"', 'rate = "1 Mbit/s"'), "traffic[0].rate",
+     "not a field of a ping entry"),
+    ("traffic to itself", "home.toml", edited(HOUSEHOLD, 'to = "remote"', 'to = "home"'), "traffic[1].to",
+     "the same host"),
 ]
 
 @pytest.mark.parametrize("fname,text,field,words", [c[1:] for c in FILES], ids=[c[0] for c in FILES])

@@ -16,6 +16,7 @@ from torrentlab.sweep import Sweep
 
 #: Grid points of each shipped sweep (the product of its grid's list lengths).
 POINTS = {
+    "bufferbloat-voip/cases.sweep.toml": 38,
     "calibration/alone.sweep.toml": 7 * 2,
     "calibration/stress.sweep.toml": 7 * 2 * 2,
     "calibration/vs-cubic.sweep.toml": 7 * 2,

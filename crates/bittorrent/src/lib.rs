@@ -14,7 +14,8 @@
 //! * [`picker`]: mainline 4.0.x's piece picker (strict priority, random first,
 //!   rarest first, end game);
 //! * [`pipeline`]: how many requests to keep outstanding with a peer;
-//! * [`limiter`]: mainline's round-robin upload rate limiter;
+//! * [`limiter`]: upload rate limiters: mainline's round robin, libtorrent's
+//!   bandwidth manager (quota in 500 ms ticks);
 //! * [`tracker`]: announces, the tracker, re-announce rules;
 //! * [`dial`]: which transports a client dials and answers (mainline,
 //!   uTorrent's disposition bits, libtorrent's uTP-then-TCP);

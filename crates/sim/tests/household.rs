@@ -182,3 +182,38 @@ fn poisson_probes_leave_at_exponential_gaps_of_the_interval_on_average() {
     let again = run_swarm_checked(&sc).0;
     assert_eq!(again.table("ping").f64_column("sent_s"), &sent[..], "the run seed fixes the draws");
 }
+
+#[test]
+fn household_mistakes_are_refused_naming_the_field() {
+    let home = "[torrent]\nsize = \"1 MB\"\n[[peers]]\nrole = \"seed\"\nhome = true\n[[peers]]\nrole = \"leecher\"\n";
+    let cases = [
+        // A home class of two peers.
+        (format!("{LINE}{}", home.replace("home = true", "home = true\ncount = 2")), "peers[0].count"),
+        // The home's line is [household], not access.
+        (format!("{LINE}{}", home.replace("home = true", "home = true\naccess = { up = \"1 Mbit/s\" }")), "peers[0].access"),
+        // Peers but no home.
+        (format!("{LINE}{}", home.replace("home = true\n", "")), "peers"),
+        // Two homes.
+        (format!("{LINE}{}", home.replace("role = \"leecher\"", "role = \"leecher\"\nhome = true")), "peers[1].home"),
+        // A home without a household.
+        (home.to_string(), "peers[0].home"),
+        // Remote peers closer than the first hop.
+        (LINE.replace("rtt = \"60 ms\"", "rtt = \"5 ms\""), "network.rtt"),
+        // An unlimited line.
+        (LINE.replace("up = \"416 kbit/s\"", "up = \"unlimited\""), "household.up"),
+        // Cross traffic without a household.
+        ("[torrent]\nsize = \"1 MB\"\n[[peers]]\nrole = \"seed\"\n[[peers]]\nrole = \"leecher\"\n[[traffic]]\nkind = \"ping\"\n"
+            .to_string(), "traffic"),
+        // Even pacing without a limit.
+        (format!("{LINE}{}", home.replace("home = true", "home = true\nupload_limit = \"unlimited\"\npacing = \"even\"")), "peers[0].pacing"),
+        // An unknown pacing preset.
+        (format!("{LINE}{}", home.replace("home = true", "home = true\npacing = \"fast\"")), "peers[0].pacing"),
+    ];
+    for (rest, field) in cases {
+        let toml = format!("[run]\nduration = \"10 s\"\n{rest}");
+        match AnyScenario::from_toml_str(&toml, "h.toml") {
+            Err(e) => assert_eq!(e.field, field, "{e}"),
+            Ok(_) => panic!("accepted, expected an error at {field}:\n{toml}"),
+        }
+    }
+}

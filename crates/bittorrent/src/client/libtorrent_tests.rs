@@ -128,3 +128,54 @@ fn peer_proportional_throttles_tcp_uploads_only_while_a_utp_peer_is_uploading_to
     // Nothing sent yet (full sockets): the share of 0 B/s, so the floor.
     assert_eq!(class_rate(&seed), Some(crate::limiter::classes::TCP_FLOOR));
 }
+
+/// Every write, with the time the test set.
+#[derive(Default)]
+struct Writes {
+    now: Time,
+    log: Vec<(Time, u32)>,
+}
+
+impl Io for Writes {
+    fn connect(&mut self, _: u32, _: u32, _: Transport) -> u32 {
+        0
+    }
+    fn frame(&mut self, _: u32, _: Frame) {}
+    fn write(&mut self, _: u32, bytes: u32) {
+        self.log.push((self.now, bytes));
+    }
+    fn flushed(&self, _: u32) -> bool {
+        true
+    }
+    fn close(&mut self, _: u32) {}
+    fn announce(&mut self, _: AnnounceEvent, _: u32) {}
+    fn note(&mut self, _: Note) {}
+}
+
+#[test]
+fn a_libtorrent_seed_with_an_upload_limit_writes_blocks_only_at_500_ms_ticks_from_its_start() {
+    let torrent = Torrent::new(4 * 262_144, 262_144);
+    let rng = |k: u64| EntityRng::new(5, EntityId(k));
+    let mut seed = Client::new(0, ClientConfig::libtorrent(Some(47_000.0)), torrent, true, [rng(0), rng(1), rng(2)]);
+    let start = secs(0.3);
+    let mut io = Writes { now: start, ..Writes::default() };
+    seed.start(start, &mut io);
+    let slot = seed.accept(start, 1, 1, Transport::Utp, &mut io).expect("accepted");
+    seed.on_frame(start, slot, Frame::Handshake, &mut io);
+    seed.on_frame(start, slot, Frame::Msg(Message::Interested), &mut io);
+    for block in 0..16 {
+        let m = Message::Request { piece: 0, begin: block * BLOCK, length: BLOCK };
+        seed.on_frame(start, slot, Frame::Msg(m), &mut io);
+    }
+    let setup = io.log.len();
+    while let Some(t) = seed.poll_timeout().filter(|&t| t <= secs(5.3)) {
+        io.now = t;
+        seed.handle_timeout(t, &mut io);
+    }
+    let blocks = &io.log[setup..];
+    assert_eq!(blocks[0], (secs(0.8), BLOCK + 13), "one send buffer at the first tick");
+    let tick = 500_000_000;
+    assert!(blocks.iter().all(|&(t, _)| (t.as_nanos() - start.as_nanos()).is_multiple_of(tick)), "{blocks:?}");
+    let bytes: u32 = blocks.iter().map(|w| w.1).sum();
+    assert!((bytes as f64 - 47_000.0 * 4.5).abs() < 47_000.0, "{bytes} bytes in 5 s");
+}

@@ -36,7 +36,7 @@ use crate::choker::{
     upload_slots, AnyChoker, Choker, ChokerKind, Decision, LibtorrentChoker, MainlineChoker, PeerView,
 };
 use crate::dial::{Transport, Transports};
-use crate::limiter::{MixedMode, RateLimiter, UploadLimiter};
+use crate::limiter::{AnyLimiter, LimiterKind, MixedMode, UploadLimiter};
 use crate::picker::{Picker, PiecePicker};
 use crate::pipeline::Pipeline;
 use crate::torrent::Torrent;
@@ -76,6 +76,9 @@ pub struct ClientConfig {
     /// libtorrent's throttling of TCP beside uTP (`None`: mainline's single
     /// limiter, no classes).
     pub mixed_mode: Option<MixedMode>,
+    /// Whose upload limiter: mainline's round robin of 1380-byte writes, or
+    /// libtorrent's bandwidth manager (quota in 500 ms ticks).
+    pub limiter: LimiterKind,
 }
 
 impl ClientConfig {
@@ -96,6 +99,7 @@ impl ClientConfig {
             optimistic_interval: Duration::from_secs(30),
             numwant: crate::tracker::DEFAULT_NUMWANT,
             mixed_mode: None,
+            limiter: LimiterKind::Mainline,
         }
     }
 
@@ -106,7 +110,8 @@ impl ClientConfig {
     /// snubbed peer after 20 s without a piece (`piece_timeout`), 200
     /// connections (`connections_limit`), 200 peers asked of the tracker,
     /// uTP dialled first with TCP after a failed uTP connect, TCP uploads
-    /// throttled beside uploading uTP peers (`peer_proportional`).
+    /// throttled beside uploading uTP peers (`peer_proportional`), upload
+    /// quota handed out in 500 ms ticks (its bandwidth manager).
     pub fn libtorrent(upload_rate: Option<f64>) -> Self {
         ClientConfig {
             upload_rate,
@@ -122,6 +127,7 @@ impl ClientConfig {
             optimistic_interval: Duration::from_secs(30),
             numwant: 200,
             mixed_mode: Some(MixedMode::PeerProportional),
+            limiter: LimiterKind::Libtorrent,
         }
     }
 }
@@ -176,10 +182,11 @@ pub struct ClientStats {
 }
 
 /// One peer's BitTorrent client, with its piece picker, choker and upload
-/// limiter as type parameters: mainline 4.0.x's by default ([`Client::new`]),
+/// limiter as type parameters: those of its profile by default
+/// ([`Client::new`]: mainline's picker, the configured choker and limiter),
 /// others through [`Client::with_policies`]. Held inline rather than boxed,
 /// they share the client's memory and their calls are static.
-pub struct Client<P = PiecePicker, C = AnyChoker, L = RateLimiter> {
+pub struct Client<P = PiecePicker, C = AnyChoker, L = AnyLimiter> {
     pub id: u32,
     cfg: ClientConfig,
     torrent: Torrent,
@@ -239,8 +246,9 @@ pub struct Client<P = PiecePicker, C = AnyChoker, L = RateLimiter> {
 }
 
 impl Client {
-    /// A mainline 4.0.x client that starts as a seed (`seed`) or with
-    /// nothing. `rngs`: the picker's, the choker's and the client's own streams.
+    /// A client of `cfg`'s profile (choker and upload limiter) that starts
+    /// as a seed (`seed`) or with nothing. `rngs`: the picker's, the
+    /// choker's and the client's own streams.
     pub fn new(id: u32, cfg: ClientConfig, torrent: Torrent, seed: bool, rngs: [EntityRng; 3]) -> Self {
         let [picker_rng, choker_rng, rng] = rngs;
         let picker =
@@ -254,7 +262,7 @@ impl Client {
                 torrent.piece_length as u64,
             )),
         };
-        let limiter = RateLimiter::new(cfg.upload_rate);
+        let limiter = AnyLimiter::new(cfg.limiter, cfg.upload_rate);
         Client::with_policies(id, cfg, torrent, [choker_rng, rng], picker, choker, limiter)
     }
 }
@@ -419,6 +427,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     /// The client joins the swarm: `started` announce, timers running.
     pub fn start(&mut self, now: Time, io: &mut dyn Io) {
         self.started = true;
+        self.limiter.start(now);
         self.announce(now, AnnounceEvent::Started, io);
         self.next_rechoke = Some(now + self.cfg.rechoke_interval);
         self.next_keepalive = Some(now + self.cfg.keepalive_interval);

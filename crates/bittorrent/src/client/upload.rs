@@ -1,16 +1,17 @@
 //! The upload side (mainline `Uploader.py`, `Connecter.send_partial`): the
 //! remote's requests queue up while we unchoke it; choking discards them; the
-//! rate limiter hands out turns, and each turn writes up to one unit of the
-//! current piece message, followed by the control messages held back behind it.
+//! rate limiter hands out turns, and each turn writes up to so many bytes of
+//! the current piece message (a unit in mainline's limiter, the quota held
+//! in libtorrent's), followed by the control messages held back behind it.
 
 use torrentlab_engine::Time;
 
 use super::rows::{Rows, CHOKING, REQUESTS};
-use super::{Client, Frame, Io, Note, PeerConn};
+use super::{Client, ClientStats, Frame, Io, Note, PeerConn};
 use crate::choker::Choker;
-use crate::limiter::UploadLimiter;
+use crate::limiter::{UploadLimiter, Uploads};
 use crate::picker::Picker;
-use crate::torrent::BLOCK;
+use crate::torrent::{Torrent, BLOCK};
 use crate::wire::Message;
 
 impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
@@ -52,12 +53,12 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
 
     fn queue_upload(&mut self, now: Time, slot: u32, io: &mut dyn Io) {
         let Client { limiter, conns, rows, torrent, stats, .. } = self;
-        limiter.queue(now, slot, &mut |s, max| send_partial(now, conns, rows, torrent, stats, io, s, max));
+        limiter.queue(now, slot, &mut Writer { now, conns, rows, torrent, stats, io });
     }
 
     pub(super) fn try_send(&mut self, now: Time, io: &mut dyn Io) {
         let Client { limiter, conns, rows, torrent, stats, .. } = self;
-        limiter.try_send(now, false, &mut |s, max| send_partial(now, conns, rows, torrent, stats, io, s, max));
+        limiter.try_send(now, false, &mut Writer { now, conns, rows, torrent, stats, io });
     }
 
     pub(super) fn choke(&mut self, slot: u32, io: &mut dyn Io) {
@@ -92,6 +93,43 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     }
 }
 
+/// The connections as the limiter sees them: what each has to send, and
+/// its writes ([`send_partial`]).
+struct Writer<'a> {
+    now: Time,
+    conns: &'a mut [Option<PeerConn>],
+    rows: &'a mut Rows,
+    torrent: &'a Torrent,
+    stats: &'a mut ClientStats,
+    io: &'a mut dyn Io,
+}
+
+impl Uploads for Writer<'_> {
+    fn send(&mut self, slot: u32, max: u32) -> (u32, bool) {
+        send_partial(self.now, self.conns, self.rows, self.torrent, self.stats, self.io, slot, max)
+    }
+
+    /// The rest of the piece message under way and the control messages
+    /// behind it, and unless we choke, a piece message per queued request.
+    fn pending(&self, slot: u32) -> u64 {
+        let Some(c) = self.conns.get(slot as usize).and_then(|c| c.as_ref()) else { return 0 };
+        if !c.has_upload_work() {
+            return 0;
+        }
+        let held: u64 = c.outq.iter().map(|m| m.wire_len() as u64).sum();
+        let queued: u64 = if c.am_choking {
+            0
+        } else {
+            let t = self.torrent;
+            let piece = |&(piece, block): &(u32, u32)| {
+                Message::Piece { piece, begin: block * BLOCK, length: t.block_len(piece, block) }.wire_len() as u64
+            };
+            c.queued.iter().map(piece).sum()
+        };
+        c.partial_left as u64 + held + queued
+    }
+}
+
 /// One turn of the rate limiter for `slot`: up to `max` bytes of the current
 /// piece message (a new one starts from the oldest request), and when it is
 /// finished the deferred choke/unchoke and held-back control messages. Returns
@@ -101,8 +139,8 @@ fn send_partial(
     now: Time,
     conns: &mut [Option<PeerConn>],
     rows: &mut Rows,
-    torrent: &crate::torrent::Torrent,
-    stats: &mut super::ClientStats,
+    torrent: &Torrent,
+    stats: &mut ClientStats,
     io: &mut dyn Io,
     slot: u32,
     max: u32,

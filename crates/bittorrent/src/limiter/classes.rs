@@ -1,6 +1,5 @@
 //! libtorrent's `mixed_mode_algorithm`: how it limits its TCP peer class
-//! while uTP peers are active (the rate; [`super::RateLimiter`] holds the
-//! class to it).
+//! while uTP peers are active (the rate; the limiters hold the class to it).
 //!
 //! libtorrent (RC_1_2 `session_impl::on_tick`, once a second, default
 //! `peer_proportional`): count the peers past their handshake that are
@@ -11,11 +10,14 @@
 //! `prefer_tcp` never throttles. The client counts and sets the rate
 //! ([`super::UploadLimiter::throttle`]); the limiter enforces it.
 //!
-//! A connection of the throttled class sends only while both the session's
-//! debt and the class's are paid; the others only wait for the session's.
-//! Connections take turns in ring order, a throttled one that must wait
-//! keeping its place. libtorrent hands out quota in 500 ms ticks; here
-//! writes are spread as mainline's limiter spreads them.
+//! In [`super::RateLimiter`] (mainline's writes, spread) a connection of the
+//! throttled class sends only while both the session's debt and the class's
+//! are paid; the others only wait for the session's. Connections take turns
+//! in ring order, a throttled one that must wait keeping its place.
+//! [`super::BandwidthManager`] holds the class as libtorrent does: a
+//! bandwidth channel of its own with its own quota, and a request of a
+//! connection in the class is handed only what both that channel and the
+//! session's can give.
 
 /// libtorrent's `mixed_mode_algorithm`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,7 +47,7 @@ pub fn peer_proportional(rate: f64, uploading_tcp: u32, uploading_utp: u32) -> O
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::limiter::{RateLimiter, UploadLimiter, UNLIMITED_UNIT_SIZE};
+    use crate::limiter::{Endless, RateLimiter, UploadLimiter, UNLIMITED_UNIT_SIZE};
     use torrentlab_engine::Time;
 
     fn secs(x: f64) -> Time {
@@ -56,10 +58,10 @@ mod tests {
     /// returns the bytes each of `conns` wrote.
     fn drive(l: &mut RateLimiter, conns: &[u32], start: Time, end: Time) -> Vec<u64> {
         let mut sent = vec![0u64; conns.iter().max().map_or(0, |&m| m as usize + 1)];
-        let mut send = |c: u32, m: u32| {
+        let mut send = Endless(|c, m| {
             sent[c as usize] += m as u64;
             (m, true)
-        };
+        });
         for &c in conns {
             if !l.contains(c) {
                 l.queue(start, c, &mut send);
@@ -118,17 +120,25 @@ mod tests {
         l.set_throttled(1, true);
         l.throttle(Time::ZERO, Some(1_000.0));
         let mut n = 0;
-        l.queue(Time::ZERO, 1, &mut |_, m| {
-            n += 1;
-            (m, true)
-        });
+        l.queue(
+            Time::ZERO,
+            1,
+            &mut Endless(|_, m| {
+                n += 1;
+                (m, true)
+            }),
+        );
         assert_eq!(n, 1);
         // The session's 1.7 us for 17 kB at its 1e10 B/s, then its class's 17 s.
         let t = l.due().expect("a turn");
-        l.try_send(t, false, &mut |_, m| {
-            n += 1;
-            (m, true)
-        });
+        l.try_send(
+            t,
+            false,
+            &mut Endless(|_, m| {
+                n += 1;
+                (m, true)
+            }),
+        );
         assert_eq!(n, 1, "the class still owes");
         let due = l.due().expect("waits for its class");
         assert!(due > secs(10.0), "17 kB at 1 kB/s");

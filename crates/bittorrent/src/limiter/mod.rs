@@ -1,7 +1,10 @@
-//! Mainline 4.0.x's upload rate limiter (`RateLimiter.py`): one per client,
-//! shared by all its connections.
+//! Upload rate limiters: one per client, shared by all its connections,
+//! behind [`UploadLimiter`]. [`RateLimiter`] is mainline 4.0.x's (below);
+//! [`BandwidthManager`] is libtorrent's ([`bandwidth`]); [`AnyLimiter`]
+//! holds either, as a client profile chooses ([`LimiterKind`]).
 //!
-//! Connections with something to send and a flushed socket wait in a
+//! Mainline 4.0.x's upload rate limiter (`RateLimiter.py`):
+//! connections with something to send and a flushed socket wait in a
 //! round-robin ring. `try_send` first pays the debt down by `elapsed x rate`;
 //! then, while the debt is not positive, the connection at the front writes up
 //! to `unit` bytes (1380 by default, `upload_unit_size`) and the debt grows by
@@ -23,7 +26,9 @@ use std::collections::VecDeque;
 
 use torrentlab_engine::{Duration, Time};
 
+pub mod bandwidth;
 pub mod classes;
+pub use bandwidth::BandwidthManager;
 pub use classes::MixedMode;
 
 /// Mainline's `upload_unit_size`.
@@ -32,24 +37,121 @@ pub const UNIT_SIZE: u32 = 1380;
 pub const UNLIMITED_UNIT_SIZE: u32 = 17_000;
 const UNLIMITED_RATE: f64 = 1e10;
 
-/// What the client asks of an upload limiter. `send(conn, max)` writes up to
-/// `max` bytes on `conn` and returns (bytes written, socket still flushed).
-/// [`RateLimiter`] is mainline 4.0.x's; other client profiles (libtorrent's
-/// bandwidth manager, say) implement their own.
+/// The client's side of an upload limiter: its connections' writes.
+pub trait Uploads {
+    /// Writes up to `max` bytes of what `conn` has to send (at most one
+    /// piece message; control messages held back behind it follow it and
+    /// may pass `max`). Returns (bytes written, socket still flushed).
+    fn send(&mut self, conn: u32, max: u32) -> (u32, bool);
+    /// Bytes `conn` has to send now: the rest of its piece message under
+    /// way, a piece message per request it will serve, the control messages
+    /// held back. 0 when `send` would write nothing.
+    fn pending(&self, conn: u32) -> u64;
+}
+
+/// What the client asks of an upload limiter. Writes go through
+/// [`Uploads::send`]. [`RateLimiter`] is mainline 4.0.x's,
+/// [`BandwidthManager`] libtorrent's.
 pub trait UploadLimiter: Send {
+    /// The client starts (its session's clock: libtorrent ticks from here).
+    fn start(&mut self, _now: Time) {}
     /// When [`UploadLimiter::try_send`] should next run.
     fn due(&self) -> Option<Time>;
+    /// `conn` waits for the limiter to write (the client queues it only when not).
     fn contains(&self, conn: u32) -> bool;
     /// `conn` is closed.
     fn remove(&mut self, conn: u32);
     /// `conn` has something to send and a flushed socket.
-    fn queue(&mut self, now: Time, conn: u32, send: &mut dyn FnMut(u32, u32) -> (u32, bool));
+    fn queue(&mut self, now: Time, conn: u32, out: &mut dyn Uploads);
     /// The timer: send what the rate allows.
-    fn try_send(&mut self, now: Time, check_time: bool, send: &mut dyn FnMut(u32, u32) -> (u32, bool));
+    fn try_send(&mut self, now: Time, check_time: bool, out: &mut dyn Uploads);
     /// `conn` belongs to the throttled class (libtorrent's TCP peer class).
     fn set_throttled(&mut self, conn: u32, throttled: bool);
     /// The throttled class's rate from `now` on, bytes/s (`None`: not throttled).
     fn throttle(&mut self, now: Time, rate: Option<f64>);
+}
+
+/// Whose upload limiter a client runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LimiterKind {
+    /// Mainline 4.0.x's round robin of 1380-byte writes ([`RateLimiter`]).
+    Mainline,
+    /// libtorrent's bandwidth manager, quota in 500 ms ticks ([`BandwidthManager`]).
+    Libtorrent,
+}
+
+/// Either limiter, chosen per client (a client profile's): one match per
+/// call, held inline.
+#[derive(Clone, Debug)]
+pub enum AnyLimiter {
+    Mainline(RateLimiter),
+    Libtorrent(BandwidthManager),
+}
+
+macro_rules! either {
+    ($self:expr, $l:ident => $call:expr) => {
+        match $self {
+            AnyLimiter::Mainline($l) => $call,
+            AnyLimiter::Libtorrent($l) => $call,
+        }
+    };
+}
+
+impl AnyLimiter {
+    /// `kind`'s limiter for an upload limit in bytes/s (`None`: unlimited).
+    pub fn new(kind: LimiterKind, rate: Option<f64>) -> Self {
+        match kind {
+            LimiterKind::Mainline => AnyLimiter::Mainline(RateLimiter::new(rate)),
+            LimiterKind::Libtorrent => AnyLimiter::Libtorrent(BandwidthManager::new(rate)),
+        }
+    }
+
+    /// The throttled class's rate, bytes/s, if it is throttled.
+    pub fn class_rate(&self) -> Option<f64> {
+        either!(self, l => l.class_rate())
+    }
+}
+
+impl UploadLimiter for AnyLimiter {
+    fn start(&mut self, now: Time) {
+        either!(self, l => l.start(now))
+    }
+    fn due(&self) -> Option<Time> {
+        either!(self, l => l.due())
+    }
+    fn contains(&self, conn: u32) -> bool {
+        either!(self, l => l.contains(conn))
+    }
+    fn remove(&mut self, conn: u32) {
+        either!(self, l => l.remove(conn))
+    }
+    fn queue(&mut self, now: Time, conn: u32, out: &mut dyn Uploads) {
+        either!(self, l => l.queue(now, conn, out))
+    }
+    fn try_send(&mut self, now: Time, check_time: bool, out: &mut dyn Uploads) {
+        either!(self, l => l.try_send(now, check_time, out))
+    }
+    fn set_throttled(&mut self, conn: u32, throttled: bool) {
+        either!(self, l => l.set_throttled(conn, throttled))
+    }
+    fn throttle(&mut self, now: Time, rate: Option<f64>) {
+        either!(self, l => l.throttle(now, rate))
+    }
+}
+
+/// Closures as [`Uploads`] in tests: `send` is the closure; every
+/// connection has endless data.
+#[cfg(test)]
+pub(crate) struct Endless<F: FnMut(u32, u32) -> (u32, bool)>(pub F);
+
+#[cfg(test)]
+impl<F: FnMut(u32, u32) -> (u32, bool)> Uploads for Endless<F> {
+    fn send(&mut self, conn: u32, max: u32) -> (u32, bool) {
+        (self.0)(conn, max)
+    }
+    fn pending(&self, _: u32) -> u64 {
+        u64::MAX
+    }
 }
 
 /// The round-robin upload rate limiter of one client. Connections are the
@@ -163,14 +265,12 @@ impl UploadLimiter for RateLimiter {
 
     /// `conn` has something to send and its socket is flushed: it joins the
     /// ring at the back. Joining an empty ring runs `try_send` at once.
-    /// `send(conn, max)` writes up to `max` bytes and returns (bytes written,
-    /// socket still flushed).
-    fn queue(&mut self, now: Time, conn: u32, send: &mut dyn FnMut(u32, u32) -> (u32, bool)) {
+    fn queue(&mut self, now: Time, conn: u32, out: &mut dyn Uploads) {
         debug_assert!(!self.ring.contains(&conn), "a connection is queued once");
         let was_empty = self.ring.is_empty();
         self.ring.push_back(conn);
         if was_empty {
-            self.try_send(now, true, send);
+            self.try_send(now, true, out);
         } else if self.due.is_none() {
             // Everyone waiting was in the throttled class; this one may not be.
             self.due = Some(now);
@@ -178,7 +278,7 @@ impl UploadLimiter for RateLimiter {
     }
 
     /// Mainline `try_send`: writes while the rate (and the throttled class's) allows.
-    fn try_send(&mut self, now: Time, check_time: bool, send: &mut dyn FnMut(u32, u32) -> (u32, bool)) {
+    fn try_send(&mut self, now: Time, check_time: bool, out: &mut dyn Uploads) {
         self.due = None;
         self.debt -= now.saturating_since(self.last).as_secs_f64() * self.rate;
         self.last = now;
@@ -194,7 +294,7 @@ impl UploadLimiter for RateLimiter {
         }
         while let Some(k) = self.next() {
             let cur = self.ring.remove(k).expect("a ring position");
-            let (bytes, flushed) = send(cur, self.unit);
+            let (bytes, flushed) = out.send(cur, self.unit);
             self.debt += bytes as f64;
             if self.is_throttled(cur) {
                 if let Some(c) = self.class.as_mut() {
@@ -253,20 +353,28 @@ mod tests {
         let mut log = vec![];
         let mut now = Time::ZERO;
         for &c in conns {
-            l.queue(now, c, &mut |c, max| {
-                log.push((now, c, max));
-                (max, true)
-            });
+            l.queue(
+                now,
+                c,
+                &mut Endless(|c, max| {
+                    log.push((now, c, max));
+                    (max, true)
+                }),
+            );
         }
         while let Some(t) = l.due() {
             if t > end {
                 break;
             }
             now = t;
-            l.try_send(now, false, &mut |c, max| {
-                log.push((now, c, max));
-                (max, true)
-            });
+            l.try_send(
+                now,
+                false,
+                &mut Endless(|c, max| {
+                    log.push((now, c, max));
+                    (max, true)
+                }),
+            );
         }
         log
     }
@@ -296,21 +404,29 @@ mod tests {
     fn a_connection_with_nothing_to_send_or_a_full_socket_leaves_the_ring() {
         let mut l = RateLimiter::new(Some(10_000.0));
         let mut writes = vec![];
-        l.queue(Time::ZERO, 1, &mut |c, m| {
-            writes.push(c);
-            (m, true)
-        });
-        l.queue(Time::ZERO, 2, &mut |_, _| unreachable!("not empty: no try_send"));
+        l.queue(
+            Time::ZERO,
+            1,
+            &mut Endless(|c, m| {
+                writes.push(c);
+                (m, true)
+            }),
+        );
+        l.queue(Time::ZERO, 2, &mut Endless(|_, _| unreachable!("not empty: no try_send")));
         let t = l.due().unwrap();
         // 1 has nothing more; 2 writes and fills its socket.
-        l.try_send(t, false, &mut |c, m| {
-            writes.push(c);
-            if c == 1 {
-                (0, true)
-            } else {
-                (m, false)
-            }
-        });
+        l.try_send(
+            t,
+            false,
+            &mut Endless(|c, m| {
+                writes.push(c);
+                if c == 1 {
+                    (0, true)
+                } else {
+                    (m, false)
+                }
+            }),
+        );
         assert_eq!(writes, vec![1, 1, 2]);
         assert_eq!(l.ring().count(), 0);
         assert_eq!(l.due(), None, "an empty ring schedules nothing");
@@ -320,17 +436,25 @@ mod tests {
     fn idle_time_earns_no_credit() {
         let mut l = RateLimiter::new(Some(1380.0));
         let mut n = 0;
-        l.queue(Time::ZERO, 1, &mut |_, m| {
-            n += 1;
-            (m, n < 1)
-        });
+        l.queue(
+            Time::ZERO,
+            1,
+            &mut Endless(|_, m| {
+                n += 1;
+                (m, n < 1)
+            }),
+        );
         assert_eq!(n, 1);
         // Ten seconds idle, then two connections join: only one unit goes at once.
         let mut first = 0;
-        l.queue(ms(10_000), 1, &mut |_, m| {
-            first += 1;
-            (m, true)
-        });
+        l.queue(
+            ms(10_000),
+            1,
+            &mut Endless(|_, m| {
+                first += 1;
+                (m, true)
+            }),
+        );
         assert_eq!(first, 1, "debt clamped at zero, not -10 units");
         assert_eq!(l.due(), Some(ms(11_000)));
     }
@@ -340,11 +464,11 @@ mod tests {
         let mut l = RateLimiter::new(None);
         assert_eq!(l.unit(), UNLIMITED_UNIT_SIZE);
         let mut left = 3;
-        let mut send = |_: u32, m: u32| {
+        let mut send = Endless(|_, m| {
             assert_eq!(m, 17_000);
             left -= 1;
             (if left >= 0 { 16_397 } else { 0 }, true)
-        };
+        });
         l.queue(Time::ZERO, 4, &mut send);
         let mut turns = 1;
         while let Some(t) = l.due() {

@@ -25,8 +25,8 @@ pub(crate) struct Packet {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Direction {
     pub packets: Vec<Packet>,
-    /// The last arrival's (send, arrival) times, seconds.
-    last: Option<(f64, f64)>,
+    /// The last arrival's (send, arrival) times.
+    last: Option<(Time, Time)>,
     jitter: f64,
 }
 
@@ -37,12 +37,12 @@ impl Direction {
         if p.arrived.is_some() {
             return;
         }
-        let (s, r) = (p.sent.as_secs_f64(), at.as_secs_f64());
         if let Some((s0, r0)) = self.last {
-            let d = (r - r0) - (s - s0);
-            self.jitter += (d.abs() - self.jitter) / 16.0;
+            // In whole nanoseconds: a constant transit time gives exactly 0.
+            let d = (at.0 as i128 - r0.0 as i128) - (p.sent.0 as i128 - s0.0 as i128);
+            self.jitter += (d.unsigned_abs() as f64 * 1e-9 - self.jitter) / 16.0;
         }
-        self.last = Some((s, r));
+        self.last = Some((p.sent, at));
         p.arrived = OptTime::some(at);
         p.jitter = self.jitter;
     }
