@@ -150,7 +150,6 @@ def fig_voip(voip: pd.DataFrame, out: Path) -> list[Path]:
             axes[0, j].set_title(f"call {'home → remote' if direction == 'up' else 'remote → home'}")
             for ax in axes[:, j]:
                 ax.set_ylabel("CDF")
-            axes[0, j].set_xscale("log")
         legend(axes[0, 1])
         fig.suptitle(f"E3: a call beside BitTorrent seeding at 28 kB/s ({client})")
         figs += save(fig, out / f"fig_voip_{client}")
