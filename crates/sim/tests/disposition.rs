@@ -4,8 +4,10 @@
 //! bidirectional: a peer that only attempts TCP still uploads over a uTP
 //! connection the other side opened.
 
+mod common;
+use common::swarm_from_toml;
 use torrentlab_sim::swarm::run_swarm_checked;
-use torrentlab_sim::{AnyScenario, ColumnData, SwarmOutput, SwarmScenario};
+use torrentlab_sim::{ColumnData, SwarmOutput, SwarmScenario};
 
 /// 1 seed (disposition 31) and two leechers, all with 1 Mbit/s uplinks and
 /// 1 s buffers. The seed's client uploads at 400 kbit/s, shared by the two
@@ -50,11 +52,7 @@ fn pair(a: u32, b: u32) -> SwarmScenario {
 }
 
 fn parse(toml: &str, name: &str) -> SwarmScenario {
-    match AnyScenario::from_toml_str(toml, name) {
-        Ok(AnyScenario::Swarm(s)) => s,
-        Ok(_) => panic!("not a swarm"),
-        Err(e) => panic!("{e}"),
-    }
+    swarm_from_toml(toml, name)
 }
 
 /// One connection between the two leechers (peers 1 and 2).

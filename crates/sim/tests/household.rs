@@ -1,8 +1,10 @@
 //! The household (experiment E3): ping, a VoIP call and transfers beside a
 //! BitTorrent client behind a DSL line, and paced uploads.
 
+mod common;
+use common::{strs, swarm_from_toml};
 use torrentlab_sim::swarm::run_swarm_checked;
-use torrentlab_sim::{AnyScenario, ColumnData, SwarmOutput, SwarmScenario};
+use torrentlab_sim::{AnyScenario, SwarmScenario};
 
 /// The write-up's line: 416 kbit/s up, 2.4 Mbit/s down, 12 ms to the first hop.
 const LINE: &str = r#"
@@ -18,18 +20,7 @@ const LINE: &str = r#"
 
 fn household(duration: &str, rest: &str) -> SwarmScenario {
     let toml = format!("[run]\nseed = 3\nduration = \"{duration}\"\n{LINE}\n{rest}");
-    match AnyScenario::from_toml_str(&toml, "household.toml") {
-        Ok(AnyScenario::Swarm(s)) => s,
-        Ok(_) => panic!("not a swarm"),
-        Err(e) => panic!("{e}"),
-    }
-}
-
-fn strs(out: &SwarmOutput, table: &str, col: &str) -> Vec<String> {
-    match out.table(table).column(col) {
-        Some(ColumnData::Str(v)) => v.clone(),
-        _ => panic!("no {table}.{col}"),
-    }
+    swarm_from_toml(&toml, "household.toml")
 }
 
 /// Serialisation of `bytes` at `bps`, milliseconds.

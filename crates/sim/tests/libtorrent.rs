@@ -2,8 +2,10 @@
 //! failed uTP connect, its choker (an interested peer unchoked at once while a
 //! slot is free; rounds every 15 s), its request queue and strict end game.
 
+mod common;
+use common::{strs, swarm_from_toml};
 use torrentlab_sim::swarm::run_swarm_checked;
-use torrentlab_sim::{AnyScenario, ColumnData, SwarmOutput, SwarmScenario};
+use torrentlab_sim::SwarmScenario;
 
 fn swarm(leechers: &str) -> SwarmScenario {
     let toml = format!(
@@ -27,18 +29,7 @@ fn swarm(leechers: &str) -> SwarmScenario {
         {leechers}
         "#
     );
-    match AnyScenario::from_toml_str(&toml, "lt.toml") {
-        Ok(AnyScenario::Swarm(s)) => s,
-        Ok(_) => panic!("not a swarm"),
-        Err(e) => panic!("{e}"),
-    }
-}
-
-fn strs(out: &SwarmOutput, table: &str, col: &str) -> Vec<String> {
-    match out.table(table).column(col) {
-        Some(ColumnData::Str(v)) => v.clone(),
-        _ => panic!("no {table}.{col}"),
-    }
+    swarm_from_toml(&toml, "lt.toml")
 }
 
 #[test]

@@ -1,14 +1,12 @@
 //! Swarms over uTP (BEP 29) and over TCP and uTP side by side, end to end.
 
+mod common;
+use common::{strs, swarm_from_toml};
 use torrentlab_sim::swarm::run_swarm_checked;
-use torrentlab_sim::{AnyScenario, ColumnData, SwarmOutput, SwarmScenario};
+use torrentlab_sim::{SwarmOutput, SwarmScenario};
 
 fn swarm(toml: &str) -> SwarmScenario {
-    match AnyScenario::from_toml_str(toml, "test.toml") {
-        Ok(AnyScenario::Swarm(s)) => s,
-        Ok(_) => panic!("not a swarm"),
-        Err(e) => panic!("{e}"),
-    }
+    swarm_from_toml(toml, "test.toml")
 }
 
 /// 1 seed + `leechers` at 1 Mbit/s uplinks with a 1 s buffer, no upload
@@ -44,13 +42,6 @@ fn crowd(leechers: u32, seed_transport: &str, leecher_classes: &[(&str, u32)]) -
         {classes}
         "#
     ))
-}
-
-fn strs(out: &SwarmOutput, table: &str, col: &str) -> Vec<String> {
-    match out.table(table).column(col) {
-        Some(ColumnData::Str(v)) => v.clone(),
-        _ => panic!("no {table}.{col}"),
-    }
 }
 
 fn every_leecher_has_the_file(sc: &SwarmScenario, out: &SwarmOutput) {

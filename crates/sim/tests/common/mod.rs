@@ -25,3 +25,21 @@ pub fn rate(out: &torrentlab_sim::RunOutput, flow: usize) -> f64 {
 pub fn summary(out: &torrentlab_sim::RunOutput, col: &str) -> f64 {
     out.summary.f64_column(col)[0]
 }
+
+/// A swarm scenario from TOML text (`file` names it in errors); panics on
+/// any other kind or an error.
+pub fn swarm_from_toml(toml: &str, file: &str) -> torrentlab_sim::SwarmScenario {
+    match torrentlab_sim::AnyScenario::from_toml_str(toml, file) {
+        Ok(torrentlab_sim::AnyScenario::Swarm(s)) => s,
+        Ok(_) => panic!("{file}: not a swarm"),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// A text column of a swarm run's table.
+pub fn strs(out: &torrentlab_sim::SwarmOutput, table: &str, col: &str) -> Vec<String> {
+    match out.table(table).column(col) {
+        Some(torrentlab_sim::ColumnData::Str(v)) => v.clone(),
+        _ => panic!("no {table}.{col}"),
+    }
+}
