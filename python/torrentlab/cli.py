@@ -92,11 +92,17 @@ SUMMARY_COLUMNS = ("flows", "window_s", "jain_index", "efficiency", "loss_rate",
 SWARM_SUMMARY_COLUMNS = ("peers", "completed", "mean_download_time_s", "min_download_time_s", "max_download_time_s",
                          "end_s", "wasted_ratio")
 
+#: A household run's (a swarm with the home's other traffic).
+HOUSEHOLD_SUMMARY_COLUMNS = ("peers", "end_s", "home_bytes_up", "home_bytes_down", "ping_mean_increase_ms",
+                             "ping_max_ms", "ping_timeouts", "voip_out_p99_delay_ms", "voip_in_p99_delay_ms")
+
 
 def _print_summary(res) -> None:
     s = res.summary.iloc[0]
     t = Table(title=f"{res.name} (seed {s['seed']})")
     columns = SWARM_SUMMARY_COLUMNS if res.kind == "swarm" else SUMMARY_COLUMNS
+    if "ping_probes" in res.summary.columns:
+        columns = HOUSEHOLD_SUMMARY_COLUMNS
     for col in columns:
         t.add_column(col, justify="right")
     t.add_row(*(f"{s[c]:.4g}" if isinstance(s[c], float) else str(s[c]) for c in columns))
