@@ -121,7 +121,8 @@ def test_run_writes_every_swarm_table_in_a_directory_with_the_usual_permissions(
     assert "mean_download_time_s" in r.stdout and "swarm (seed 1)" in r.stdout, r.stdout
     assert sorted(p.name for p in out.iterdir()) == sorted(
         [f"{t}.parquet" for t in ("summary", "peers", "connections", "haves", "chokes", "sends", "send_gaps",
-                                  "payload_lengths", "transports", "uplinks", "uplink_queue", "uplink_delays")]
+                                  "payload_lengths", "transports", "uplinks", "uplink_queue", "uplink_delays",
+                                  "piece_spread")]
         + ["manifest.json", "perf.json"])
     s = pq.read_table(out / "summary.parquet").to_pandas()
     assert (s["completed"][0], s["leechers"][0]) == (20, 20)

@@ -19,7 +19,7 @@ FILE_BYTES = 2_000_000
 PIECES = 8  # ceil(2 MB / 256 KiB)
 LEECHERS = 20
 SWARM_TABLES = ("summary", "peers", "connections", "haves", "chokes", "sends", "send_gaps", "payload_lengths",
-                "transports", "uplinks", "uplink_queue", "uplink_delays")
+                "transports", "uplinks", "uplink_queue", "uplink_delays", "piece_spread")
 
 
 def swarm(seed=1, **leecher):

@@ -45,7 +45,10 @@ TABLES = {
         "uplinks",
         "uplink_queue",
         "uplink_delays",
+        "piece_spread",
     ),
+    # What a household run (a swarm with [household]) writes after a swarm's.
+    "household": ("ping", "voip", "transfers", "transfer_samples"),
 }
 
 
@@ -86,7 +89,8 @@ class RunResult:
     summary window), ``flows``, ``timeseries`` and ``queue``. A swarm run has
     ``summary``, ``peers`` (completion times), ``connections``, ``haves``,
     ``chokes``, ``sends``, ``send_gaps``, ``payload_lengths``, ``transports``
-    (bytes by transport and kind), ``uplinks``, ``uplink_queue`` and ``uplink_delays``. ``perf``: events and wall time.
+    (bytes by transport and kind), ``uplinks``, ``uplink_queue``, ``uplink_delays`` and ``piece_spread``; a
+    household run also ``ping``, ``voip``, ``transfers`` and ``transfer_samples``. ``perf``: events and wall time.
     """
 
     name: str

@@ -77,6 +77,52 @@ fn a_seed_and_twenty_leechers_all_finish_with_every_piece_and_the_tracker_hears_
 }
 
 #[test]
+fn the_swarm_diagnostics_agree_with_the_peers_and_the_logs_they_summarise() {
+    let sc = flash_crowd(8, "2 MB", 100, "");
+    let (out, _) = run_swarm_checked(&sc);
+    let (s, peers, spread) = (out.table("summary"), out.table("peers"), out.table("piece_spread"));
+    let pieces = sc.torrent.pieces() as usize;
+    // The seed is the only source: every piece left it at least once.
+    let seed_up = peers.i64_column("bytes_up")[0] as f64;
+    let copies = s.f64_column("seed_copies_uploaded")[0];
+    assert!((copies - seed_up / sc.torrent.length as f64).abs() < 1e-12 && copies >= 1.0, "{copies}");
+    // Every leecher completed every piece once.
+    assert_eq!(spread.rows(), pieces);
+    assert!(spread.i64_column("copies").iter().all(|&c| c == 8));
+    assert_eq!(s.i64_column("pieces_reached_leechers")[0], pieces as i64);
+    let first = spread.f64_column("first_s");
+    let haves = out.table("haves");
+    for (p, &first_s) in first.iter().enumerate() {
+        let earliest = (0..haves.rows())
+            .filter(|&r| haves.i64_column("piece")[r] == p as i64)
+            .map(|r| haves.f64_column("time_s")[r])
+            .fold(f64::INFINITY, f64::min);
+        assert_eq!(first_s, earliest, "piece {p}: the first HAVE");
+    }
+    // Waste by cause sums to the waste.
+    let wasted: i64 = peers.i64_column("bytes_wasted").iter().sum();
+    let by_cause: i64 = ["wasted_dropped_bytes", "wasted_duplicate_bytes", "wasted_end_game_bytes"]
+        .iter()
+        .map(|c| s.i64_column(c)[0])
+        .sum();
+    assert_eq!(by_cause, wasted);
+    // The first unchoke is the chokes log's first, and every leecher got one.
+    let chokes = out.table("chokes");
+    let first_unchoke = (0..chokes.rows())
+        .filter(|&r| chokes.i64_column("choked")[r] == 0)
+        .map(|r| chokes.f64_column("time_s")[r])
+        .fold(f64::INFINITY, f64::min);
+    assert_eq!(s.f64_column("first_unchoke_s")[0], first_unchoke);
+    let unchoked = peers.f64_column("first_unchoked_s");
+    assert!(leechers(&out).iter().all(|&i| unchoked[i] >= first_unchoke));
+    // Uploads stay within what the limit allows.
+    let util = peers.f64_column("upload_utilisation");
+    assert!(util.iter().all(|&u| (0.0..=1.01).contains(&u)), "{util:?}");
+    let mean = s.f64_column("leecher_upload_utilisation")[0];
+    assert!(mean > 0.0 && mean <= 1.01, "{mean}");
+}
+
+#[test]
 fn the_same_seed_gives_the_same_swarm_and_another_seed_another() {
     let sc = flash_crowd(8, "1 MB", 40, "");
     let a = torrentlab_sim::run_swarm(&sc, &mut |_| {});

@@ -113,7 +113,7 @@ def fig_ping_over_time(ping: pd.DataFrame, out: Path) -> list[Path]:
     rows = -(-len(cases) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 2.4 * rows), sharex=True, squeeze=False)
     top = max(1100.0, float(first["rtt_ms"].max(skipna=True) or 0) * 1.05)
-    for ax, case in zip(axes.flat, cases):
+    for ax, case in zip(axes.flat, cases, strict=False):
         d = first[first["case"] == case]
         ax.plot(d["sent_s"], d["rtt_ms"], lw=0.7, color="C0")
         lost = d[d["timed_out"] == 1]
@@ -163,7 +163,7 @@ def fig_throughput(runs: pd.DataFrame, out: Path) -> list[Path]:
     clients = sorted(up["client"].unique())
     fig, axes = plt.subplots(1, len(clients), figsize=(5.5 * len(clients), 3.6), squeeze=False, sharey=True)
     width = 0.8 / len(PACING)
-    for ax, client in zip(axes[0], clients):
+    for ax, client in zip(axes[0], clients, strict=True):
         d = up[up["client"] == client].groupby(["cap_kBps", "pacing"])["bt_up_kBps"].mean()
         for k, pacing in enumerate(PACING):
             x = [i + (k - 1.5) * width for i in range(len(CAPS))]

@@ -380,6 +380,11 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         let Some(pos) = c.active.iter().position(|&b| b == block) else {
             // Not asked of this peer any more (dropped on a choke): discarded.
             self.stats.bytes_wasted += length as u64;
+            if self.picker.in_end_game() {
+                self.stats.wasted_end_game += length as u64; // most likely cancelled
+            } else {
+                self.stats.wasted_dropped += length as u64;
+            }
             io.note(Note::Wasted { link, bytes: length });
             return;
         };
@@ -389,6 +394,11 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         let complete = match self.picker.block_received(block.0, block.1) {
             Arrival::Duplicate => {
                 self.stats.bytes_wasted += length as u64;
+                if self.picker.in_end_game() {
+                    self.stats.wasted_end_game += length as u64;
+                } else {
+                    self.stats.wasted_duplicate += length as u64;
+                }
                 io.note(Note::Wasted { link, bytes: length });
                 false
             }

@@ -171,6 +171,14 @@ pub struct ClientStats {
     /// Block payload bytes received that completed pieces, and wasted.
     pub bytes_down: u64,
     pub bytes_wasted: u64,
+    /// Of `bytes_wasted`, outside end game: blocks whose request had been
+    /// dropped (on a choke) before they arrived (`wasted_dropped`), and
+    /// blocks that had already come from another peer (`wasted_duplicate`).
+    pub wasted_dropped: u64,
+    pub wasted_duplicate: u64,
+    /// Of `bytes_wasted`, in end game: duplicates, and blocks whose request
+    /// was cancelled (or dropped) while they were on their way.
+    pub wasted_end_game: u64,
     /// Block payload bytes sent in piece messages.
     pub bytes_up: u64,
     pub connections_opened: u64,

@@ -526,6 +526,12 @@ fn a_choked_leecher_returns_its_requests_to_the_picker_and_asks_for_the_same_blo
     net.send(l, slot, piece(p, 0));
     assert_eq!(net.io(l).notes, vec![Note::Wasted { link, bytes: BLOCK }]);
     assert_eq!((net.c(l).stats.bytes_wasted, net.c(l).picker().received_in(p)), (BLOCK as u64, 0));
+    let st = &net.c(l).stats;
+    assert_eq!(
+        (st.wasted_dropped, st.wasted_duplicate, st.wasted_end_game),
+        (BLOCK as u64, 0, 0),
+        "counted as dropped"
+    );
     net.send(l, slot, Message::Unchoke);
     assert_eq!(requested(&net.io(l).msgs(link)[first.len() + 1..]), first, "the same blocks again");
 }
@@ -613,6 +619,9 @@ fn in_end_game_the_other_seed_is_asked_for_the_outstanding_blocks_and_cancelled_
     assert!(net.c(l).is_seed());
     assert_eq!(net.c(l).stats.bytes_down, 32_768);
     assert!(net.c(l).connections().next().is_none(), "a seed keeps no connection to seeds");
+    // Whatever end game wasted is counted as end-game waste.
+    let st = &net.c(l).stats;
+    assert_eq!((st.wasted_dropped, st.wasted_duplicate, st.bytes_wasted), (0, 0, st.wasted_end_game));
 }
 
 #[test]

@@ -46,6 +46,13 @@ pub(crate) struct SwarmRecorder {
     /// bin of a gap is at most a few steps up from its octave's.
     octave_bins: Vec<u8>,
     pub wasted: Vec<u64>,
+    /// When each peer was first unchoked by anyone (the unchoke's send
+    /// time), seconds; NaN: never.
+    pub first_unchoked: Vec<f64>,
+    /// When each piece was first verified by a peer that did not start with
+    /// it, seconds (NaN: never), and how many peers verified it.
+    pub piece_first: Vec<f64>,
+    pub piece_copies: Vec<u32>,
 }
 
 impl SwarmRecorder {
@@ -82,7 +89,8 @@ impl SwarmRecorder {
         [("haves", haves), ("chokes", chokes), ("sends", sends)]
     }
 
-    pub fn new(m: &SwarmMetrics, peers: usize) -> Self {
+    /// For a swarm of `peers` peers and a torrent of `pieces` pieces.
+    pub fn new(m: &SwarmMetrics, peers: usize, pieces: usize) -> Self {
         SwarmRecorder {
             haves: m.haves,
             chokes: m.chokes,
@@ -90,6 +98,9 @@ impl SwarmRecorder {
             octave_bins: octave_bins(&gap_starts()),
             gap_starts: gap_starts(),
             wasted: vec![0; peers],
+            first_unchoked: vec![f64::NAN; peers],
+            piece_first: vec![f64::NAN; pieces],
+            piece_copies: vec![0; pieces],
             ..Default::default()
         }
     }
@@ -139,6 +150,23 @@ impl SwarmRecorder {
     }
 
     pub fn note(&mut self, now: Time, peer: u32, note: Note) {
+        // Always kept (the summary's diagnostics); the logs below as asked.
+        match note {
+            Note::Choke { remote, choked: false, .. } => {
+                let first = &mut self.first_unchoked[remote as usize];
+                if first.is_nan() {
+                    *first = now.as_secs_f64();
+                }
+            }
+            Note::PieceVerified { piece } => {
+                let p = piece as usize;
+                if self.piece_first[p].is_nan() {
+                    self.piece_first[p] = now.as_secs_f64();
+                }
+                self.piece_copies[p] += 1;
+            }
+            _ => {}
+        }
         match note {
             Note::PieceVerified { piece } if self.haves => {
                 self.have_t.push(now.as_secs_f64());
@@ -270,7 +298,7 @@ mod tests {
     fn the_bin_table_agrees_with_the_formula_at_and_around_every_edge_and_octave() {
         let m =
             SwarmMetrics { send_log_peers: 0, haves: false, chokes: false, connections: false, uplink_log_peers: 0 };
-        let rec = SwarmRecorder::new(&m, 1);
+        let rec = SwarmRecorder::new(&m, 1, 1);
         let starts = gap_starts();
         let octaves = (0..63).map(|e| 1u64 << e);
         let near_edges = starts.iter().flat_map(|&e| [e.saturating_sub(1), e, e + 1, e * 3 / 2]);

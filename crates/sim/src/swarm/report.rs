@@ -4,7 +4,7 @@ use torrentlab_engine::Time;
 use torrentlab_net::{BufferLimit, HostId};
 use torrentlab_transport::stream::Endpoint;
 
-use super::recorder::{gap_edges, take_uplink_logs};
+use super::recorder::{gap_edges, take_uplink_logs, SwarmRecorder};
 use crate::apps::bittorrent::{Peer, Swarm};
 use crate::apps::cross::Cross;
 use crate::endpoint::TransportKind;
@@ -13,6 +13,7 @@ use crate::table::Table;
 use crate::topology::household::{hosts, CROSS_APP};
 use crate::topology::swarm::SWARM_APP;
 use crate::world::{Conn, Perf, World};
+use torrentlab_bittorrent::client::ClientStats;
 
 /// Everything one swarm run produces: named tables and performance counters.
 #[derive(Clone, Debug)]
@@ -49,6 +50,7 @@ pub(crate) fn report(sc: &SwarmScenario, mut world: World) -> SwarmOutput {
         .map(|(p, &t)| if p.seed { f64::NAN } else { t - p.join.as_secs_f64() })
         .collect();
     let stat = |g: &dyn Fn(&Peer) -> u64| w.peers.iter().map(|p| g(p) as i64).collect::<Vec<_>>();
+    let utilisation: Vec<f64> = w.peers.iter().map(|p| upload_utilisation(sc, p, end)).collect();
     peers
         .i64("peer", (0..n as i64).collect())
         .str("class", w.peers.iter().map(|p| sc.classes[p.class].label.clone()).collect())
@@ -75,7 +77,9 @@ pub(crate) fn report(sc: &SwarmScenario, mut world: World) -> SwarmOutput {
         .i64("bytes_up", stat(&|p| p.client.stats.bytes_up))
         .i64("connections_opened", stat(&|p| p.client.stats.connections_opened))
         .i64("connections_refused", stat(&|p| p.client.stats.connections_refused))
-        .i64("fallbacks", stat(&|p| p.client.stats.fallbacks));
+        .i64("fallbacks", stat(&|p| p.client.stats.fallbacks))
+        .f64("first_unchoked_s", rec.first_unchoked.clone())
+        .f64("upload_utilisation", utilisation.clone());
 
     let mut conns = Table::default();
     if sc.metrics.connections {
@@ -150,6 +154,7 @@ pub(crate) fn report(sc: &SwarmScenario, mut world: World) -> SwarmOutput {
         .i64("network_sent_packets", vec![ns.sent_packets as i64])
         .i64("network_dropped_packets", vec![ns.dropped_packets as i64])
         .i64("network_lost_packets", vec![ns.lost_packets as i64]);
+    diagnostics(&mut summary, sc, &w.peers, &rec, &utilisation);
     let transports = transports_table(&f.conns, &w.frames);
     let uplinks = uplinks_table(&w, &mut world.f.net, end);
     let uplink_queue = take_uplink_logs(&mut world.f.net, end);
@@ -167,6 +172,7 @@ pub(crate) fn report(sc: &SwarmScenario, mut world: World) -> SwarmOutput {
         ("uplinks", uplinks),
         ("uplink_queue", uplink_queue),
         ("uplink_delays", uplink_delays),
+        ("piece_spread", piece_spread(&rec)),
     ];
     if sc.household.is_some() {
         let cross: Box<Cross> = world.take_app(CROSS_APP);
@@ -180,6 +186,64 @@ pub(crate) fn report(sc: &SwarmScenario, mut world: World) -> SwarmOutput {
         tables.extend(cross.tables(&world.f, end));
     }
     SwarmOutput { tables, perf }
+}
+
+/// The share of what a peer could upload that it did: block bytes sent over
+/// the lower of its upload limit and its uplink's rate, times its time in
+/// the swarm (join to departure or the run's end). NaN with neither limit,
+/// or before it joined.
+fn upload_utilisation(sc: &SwarmScenario, p: &Peer, end: Time) -> f64 {
+    let link = sc.classes[p.class].uplink.capacity_bps.map(|b| b as f64 / 8.0);
+    let cap = match (p.client.config().upload_rate, link) {
+        (Some(a), Some(b)) => a.min(b),
+        (Some(a), None) | (None, Some(a)) => a,
+        (None, None) => return f64::NAN,
+    };
+    let span = p.left.unwrap_or(end).min(end).saturating_since(p.join).as_secs_f64();
+    if span > 0.0 {
+        p.client.stats.bytes_up as f64 / (cap * span)
+    } else {
+        f64::NAN
+    }
+}
+
+/// The swarm diagnostics of the summary (docs/metrics.md): copies of the
+/// content the initial seeds uploaded, pieces any leecher got, the leechers'
+/// upload utilisation, wasted bytes by cause, and unchoke times.
+fn diagnostics(t: &mut Table, sc: &SwarmScenario, peers: &[Peer], rec: &SwarmRecorder, util: &[f64]) {
+    let seeds_up: u64 = peers.iter().filter(|p| p.seed).map(|p| p.client.stats.bytes_up).sum();
+    let leechers: Vec<usize> = (0..peers.len()).filter(|&i| !peers[i].seed).collect();
+    let mean = |xs: Vec<f64>| {
+        let xs: Vec<f64> = xs.into_iter().filter(|x| x.is_finite()).collect();
+        if xs.is_empty() {
+            f64::NAN
+        } else {
+            xs.iter().sum::<f64>() / xs.len() as f64
+        }
+    };
+    let wasted = |g: fn(&ClientStats) -> u64| peers.iter().map(|p| g(&p.client.stats)).sum::<u64>() as i64;
+    let first = rec.first_unchoked.iter().copied().filter(|x| x.is_finite()).fold(f64::NAN, f64::min);
+    t.f64("seed_copies_uploaded", vec![seeds_up as f64 / sc.torrent.length as f64])
+        .i64("pieces_reached_leechers", vec![rec.piece_first.iter().filter(|x| x.is_finite()).count() as i64])
+        .f64("leecher_upload_utilisation", vec![mean(leechers.iter().map(|&i| util[i]).collect())])
+        .i64("wasted_dropped_bytes", vec![wasted(|s| s.wasted_dropped)])
+        .i64("wasted_duplicate_bytes", vec![wasted(|s| s.wasted_duplicate)])
+        .i64("wasted_end_game_bytes", vec![wasted(|s| s.wasted_end_game)])
+        .f64("first_unchoke_s", vec![first])
+        .f64(
+            "mean_time_to_first_unchoke_s",
+            vec![mean(leechers.iter().map(|&i| rec.first_unchoked[i] - peers[i].join.as_secs_f64()).collect())],
+        );
+}
+
+/// One row per piece: when a peer that did not start with it first had it
+/// verified, and how many peers did (docs/metrics.md, `piece_spread`).
+fn piece_spread(rec: &SwarmRecorder) -> Table {
+    let mut t = Table::default();
+    t.i64("piece", (0..rec.piece_first.len() as i64).collect())
+        .f64("first_s", rec.piece_first.clone())
+        .i64("copies", rec.piece_copies.iter().map(|&c| c as i64).collect());
+    t
 }
 
 /// One row per peer: what its uplink did (docs/metrics.md, `uplinks`).

@@ -195,7 +195,7 @@ pub(super) fn swarm_app(
         (0..n).map(|h| EntityRng::new(sc.seed, EntityId::new(RNG_DIAL, h as u64))).collect(),
         Tracker::new(EntityRng::new(sc.seed, EntityId::new(RNG_TRACKER, 0))),
         tracker_delay,
-        SwarmRecorder::new(&sc.metrics, n),
+        SwarmRecorder::new(&sc.metrics, n, sc.torrent.pieces() as usize),
     );
     app.end_when_done = end_when_done;
     for (i, &ci) in app.class_of.iter().enumerate() {
