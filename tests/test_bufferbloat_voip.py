@@ -67,3 +67,14 @@ def test_an_unpaced_upload_near_the_line_rate_raises_ping_above_the_idle_lines(e
     assert runs.loc["ftp-up-47", "ping_mean_ms"] > idle + 20
     for client in ("mainline", "libtorrent"):
         assert runs.loc[f"bt-up-47 {client} off", "ping_max_ms"] > idle + 20
+
+
+def test_a_household_run_reports_progress_by_time_not_by_pieces():
+    import torrentlab
+    from conftest import SCENARIOS
+
+    seen = []
+    res = torrentlab.run(SCENARIOS / "bufferbloat-voip" / "call-beside-paced-seed.toml",
+                         progress=lambda t, done: seen.append((t, done)))
+    assert seen and all(done is None for _, done in seen), seen[:3]
+    assert seen[-1][0] == 60.0 and res.summary["end_s"][0] == 60.0

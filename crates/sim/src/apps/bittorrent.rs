@@ -390,8 +390,12 @@ impl App for Swarm {
     }
 
     /// The pieces the leechers hold, of those they need (each leecher needs
-    /// the whole torrent).
+    /// the whole torrent); none for a run that lasts its duration whatever
+    /// the swarm does (a household's).
     fn work(&self) -> Option<(u64, u64)> {
+        if !self.end_when_done {
+            return None;
+        }
         let leechers = self.peers.iter().filter(|p| !p.seed);
         let (had, need) = leechers.fold((0, 0), |(h, n), p| {
             (h + u64::from(p.client.pieces_had()), n + u64::from(p.client.torrent().pieces()))
