@@ -71,11 +71,13 @@ impl Pacing {
         utp.mtu_floor = utp.mtu_floor.min(utp.mtu_ceiling);
     }
 
-    /// The most payload a second it lets through (bytes/s), for packets
-    /// carrying `payload` bytes each.
-    pub fn payload_rate(&self, payload: u32) -> Option<u64> {
+    /// The most payload a second a packet count lets through (bytes/s):
+    /// full TCP segments with timestamps (uTP's carry 4 bytes more).
+    pub fn rate_cap(&self) -> Option<u64> {
         match *self {
-            Pacing::Packets { per_second, .. } => Some(per_second as u64 * payload as u64),
+            Pacing::Packets { packet_bytes, per_second } => {
+                Some(per_second as u64 * (packet_bytes - TCP_HEADERS - TCP_TIMESTAMPS) as u64)
+            }
             _ => None,
         }
     }
@@ -194,6 +196,12 @@ mod tests {
         assert_eq!(tcp.mss + TCP_HEADERS + TCP_TIMESTAMPS, 815);
         assert_eq!(utp.packet_size + UTP_HEADERS, 815);
         assert!(utp.mtu_ceiling + 28 <= 815 && utp.mtu_floor <= utp.mtu_ceiling);
+    }
+
+    #[test]
+    fn fifty_815_byte_packets_a_second_carry_at_most_38150_bytes_of_payload() {
+        assert_eq!(Pacing::Packets { packet_bytes: 815, per_second: 50 }.rate_cap(), Some(38_150));
+        assert_eq!(Pacing::Even.rate_cap(), None);
     }
 
     #[test]

@@ -456,11 +456,8 @@ pub(super) fn validate(raw: RawSwarmScenario, file: &str) -> Result<SwarmScenari
         let limit = profile::upload_rate(&cx, &at("upload_limit"), profile, p.upload_limit.map(|u| u.0), &uplink)?;
         let pacing = pacing::pacing(&cx, &at("pacing"), p.pacing, limit.map(|r| r as u64))?;
         // A client that sends at most N packets a second uploads no faster
-        // than N full packets a second (TCP's, the smaller).
-        let upload_rate = match pacing.payload_rate(match pacing {
-            Pacing::Packets { packet_bytes, .. } => packet_bytes - 52,
-            _ => 0,
-        }) {
+        // than N full packets a second.
+        let upload_rate = match pacing.rate_cap() {
             Some(cap) => Some(limit.map_or(cap as f64, |l| l.min(cap as f64))),
             None => limit,
         };
