@@ -137,7 +137,12 @@ impl Cross {
             .f64("ping_max_ms", vec![rtts.iter().copied().fold(f64::NAN, f64::max)])
             .i64("ping_spikes_over_1s", vec![spikes]);
         let call = self.entries.iter().find_map(|e| if let Entry::Voip(v) = e { Some(v) } else { None });
-        for (d, name) in [(0, "out"), (1, "in")] {
+        // (mean delay, p99 delay, max jitter, lost) of each direction.
+        let columns = [
+            ["voip_out_mean_delay_ms", "voip_out_p99_delay_ms", "voip_out_max_jitter_ms", "voip_out_lost"],
+            ["voip_in_mean_delay_ms", "voip_in_p99_delay_ms", "voip_in_max_jitter_ms", "voip_in_lost"],
+        ];
+        for (d, [mean_col, p99_col, jitter_col, lost_col]) in columns.into_iter().enumerate() {
             let packets = call.map_or(&[][..], |v| &v.dirs[d].packets[..]);
             let mut delays: Vec<f64> = packets
                 .iter()
@@ -145,22 +150,10 @@ impl Cross {
                 .collect();
             let jitter = packets.iter().map(|p| p.jitter).filter(|j| j.is_finite()).fold(f64::NAN, f64::max);
             let lost = packets.iter().filter(|p| p.arrived.get().is_none()).count() as i64;
-            let col = |what: &str| -> &'static str {
-                match (name, what) {
-                    ("out", "mean") => "voip_out_mean_delay_ms",
-                    ("out", "p99") => "voip_out_p99_delay_ms",
-                    ("out", "jitter") => "voip_out_max_jitter_ms",
-                    ("out", _) => "voip_out_lost",
-                    (_, "mean") => "voip_in_mean_delay_ms",
-                    (_, "p99") => "voip_in_p99_delay_ms",
-                    (_, "jitter") => "voip_in_max_jitter_ms",
-                    _ => "voip_in_lost",
-                }
-            };
-            t.f64(col("mean"), vec![mean(&delays)])
-                .f64(col("p99"), vec![quantile(&mut delays, 0.99)])
-                .f64(col("jitter"), vec![jitter * 1e3])
-                .i64(col("lost"), vec![if call.is_some() { lost } else { 0 }]);
+            t.f64(mean_col, vec![mean(&delays)])
+                .f64(p99_col, vec![quantile(&mut delays, 0.99)])
+                .f64(jitter_col, vec![jitter * 1e3])
+                .i64(lost_col, vec![lost]);
         }
     }
 }
