@@ -90,6 +90,11 @@ impl Duration {
     pub const fn as_nanos(self) -> u64 {
         self.0
     }
+    /// Whole microseconds (rounded down).
+    #[inline]
+    pub const fn as_micros(self) -> u64 {
+        self.0 / 1_000
+    }
     #[inline]
     pub fn as_secs_f64(self) -> f64 {
         self.0 as f64 / 1e9

@@ -30,6 +30,16 @@ impl RunOutput {
     }
 }
 
+/// The largest one-way-delay sample the sender's controller got (ms), NaN
+/// if none (no timestamps, or the controller's path carried none).
+fn max_owd_ms(c: torrentlab_transport::stream::ConnCounters) -> f64 {
+    if c.max_one_way_delay == torrentlab_engine::Duration::ZERO {
+        f64::NAN
+    } else {
+        c.max_one_way_delay.as_secs_f64() * 1e3
+    }
+}
+
 fn nan_or(v: Option<f64>) -> f64 {
     v.unwrap_or(f64::NAN)
 }
@@ -74,6 +84,7 @@ pub(crate) fn report(sc: &Scenario, mut world: World) -> RunOutput {
         .i64("fast_retransmits", col(&|f| f.sender(conns).counters().fast_retransmits))
         .i64("timeouts", col(&|f| f.sender(conns).counters().timeouts))
         .i64("duplicate_acks", col(&|f| f.sender(conns).counters().duplicate_acks))
+        .f64("max_one_way_delay_ms", w.flows.iter().map(|f| max_owd_ms(f.sender(conns).counters())).collect())
         .i64("connection_failed", col(&|f| u64::from(!f.sender(conns).is_alive())))
         .i64("wire_bytes_forward", col(&|f| f.wire_bytes(conns)[0]))
         .i64("wire_bytes_reverse", col(&|f| f.wire_bytes(conns)[1]))

@@ -57,6 +57,33 @@ fn run_d_measures_fairness_once_both_flows_are_active_with_and_without_slow_star
 }
 
 #[test]
+fn run_d_with_slow_start_gets_no_delay_sample_beyond_a_full_buffer_even_through_its_losses() {
+    // 2 Mbit/s and 50 packets, slow start on: each flow overshoots, loses
+    // packets and recovers. A sample is the delay of the segment that caused
+    // the ACK, so none exceeds the 25 ms path, a full buffer, the packet in
+    // service and its own serialisation: 25 + 52 x 6 ms = 337 ms. (TSval -
+    // TSecr read up to 652 ms here: RFC 7323 echoes the last in-order segment
+    // while holes are filled.)
+    let bound = 25.0 + 52.0 * 1500.0 * 8.0 / 2e6 * 1e3;
+    let mut lossy = 0;
+    for seed in 1..=6 {
+        let mut sc = shipped("rossi2010/d-ledbat-vs-ledbat-random-start.toml", Some(60));
+        sc.seed = seed;
+        sc.network.bottleneck.capacity_bps = Some(2_000_000);
+        sc.network.bottleneck.buffer = torrentlab_net::BufferLimit::Packets(50);
+        for f in &mut sc.flows {
+            f.tcp.slow_start = true;
+        }
+        let (out, _) = run_checked(&sc);
+        lossy += (summary(&out, "loss_rate") > 0.0) as u32;
+        for &owd in out.flows.f64_column("max_one_way_delay_ms").iter() {
+            assert!(owd > 100.0 && owd <= bound, "seed {seed}: largest sample {owd} ms, bound {bound} ms");
+        }
+    }
+    assert!(lossy >= 3, "the runs recover from losses ({lossy} of 6 lost packets)");
+}
+
+#[test]
 fn slow_start_reaches_a_large_window_faster_than_congestion_avoidance() {
     let mut sc = shipped("rossi2010/b-ledbat-vs-ledbat.toml", Some(2));
     sc.flows.truncate(1);

@@ -70,6 +70,9 @@ pub struct ConnCounters {
     /// The largest delay sample handed to the congestion controller: an RTT
     /// for TCP, a one-way delay for uTP (as read: clock offsets included).
     pub max_delay_sample: Duration,
+    /// The largest one-way-delay sample handed to the controller (uTP: the
+    /// same as `max_delay_sample`; TCP: the delay its ACKs carried).
+    pub max_one_way_delay: Duration,
 }
 
 /// One end of a connection, driven by a simulator or a real socket loop.
@@ -226,6 +229,7 @@ impl Endpoint for TcpSender {
             timeouts: s.timeouts,
             duplicate_acks: s.duplicate_acks,
             max_delay_sample: Duration(s.max_rtt_sample_ns),
+            max_one_way_delay: Duration(s.max_owd_sample_ns),
         }
     }
 }
@@ -306,6 +310,7 @@ impl Endpoint for UtpSocket {
             timeouts: s.timeouts,
             duplicate_acks: s.duplicate_acks,
             max_delay_sample: Duration::from_micros(s.max_delay_sample_us),
+            max_one_way_delay: Duration::from_micros(s.max_delay_sample_us),
         }
     }
     fn is_alive(&self) -> bool {

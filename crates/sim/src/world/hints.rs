@@ -71,7 +71,7 @@ impl World {
         }
         let Some(c) = self.f.conns.get(x.conn as usize) else { return };
         let s = x.to as usize;
-        if c.slot[s] == NO_SLOT || x.seq + (x.len as u64) < c.read_mark[s] {
+        if c.slot[s] == NO_SLOT || x.seq() + (x.len as u64) < c.read_mark[s] {
             return;
         }
         if let Some(app) = self.apps.get(c.owner[s] as usize) {

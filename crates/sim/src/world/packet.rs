@@ -22,7 +22,7 @@
 
 use std::collections::VecDeque;
 
-use torrentlab_engine::{CacheLine, Lanes, Time};
+use torrentlab_engine::{CacheLine, Duration, Lanes, Time};
 use torrentlab_net::LinkId;
 use torrentlab_transport::datagram::{Datagram, Protocol};
 use torrentlab_transport::stream::Wire;
@@ -34,8 +34,11 @@ use torrentlab_transport::utp::{Header, PacketType, SackMask, UtpPacket};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(C)]
 pub(crate) struct InFlight {
-    pub seq: u64,
-    pub ack: u64,
+    /// A TCP segment's stream offset below [`OFFSET_BITS`], and above it the
+    /// high half of [`Timestamps::delay`] in µs (see [`InFlight::seq`]).
+    seq: u64,
+    /// The acknowledged offset, and above [`OFFSET_BITS`] the delay's low half.
+    ack: u64,
     ts_val: u64,
     ts_ecr: u64,
     pub conn: u32,
@@ -50,7 +53,7 @@ pub(crate) struct InFlight {
     /// The side that receives it.
     pub to: u8,
     flags: u8,
-    /// [`TS`], [`ECR`], [`SACK`].
+    /// [`TS`], [`ECR`], [`DELAY`], [`SACK`], [`UTP`], [`DGRAM`].
     opts: u8,
 }
 
@@ -64,6 +67,13 @@ const SACK: u8 = 4;
 const UTP: u8 = 8;
 /// A datagram (UDP or ICMP echo), not a TCP segment.
 const DGRAM: u8 = 16;
+/// Its timestamps carry a one-way delay (in the top bits of `seq` and `ack`).
+const DELAY: u8 = 32;
+/// TCP stream offsets stay below 2^48 bytes (256 TiB) in a lane entry; the
+/// 16 bits above them in `seq` and in `ack` carry [`Timestamps::delay`] (µs,
+/// as the receiver reads it), so the entry stays one cache line.
+const OFFSET_BITS: u32 = 48;
+const OFFSET_MASK: u64 = (1 << OFFSET_BITS) - 1;
 
 /// Where a packet goes next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,14 +91,20 @@ impl InFlight {
     /// blocks go to [`PacketLanes::push`] beside it.
     #[inline]
     pub fn pack(hop: Hop, conn: u32, to: u8, wire: u32, seg: &Segment) -> InFlight {
-        let (ts_val, ts_ecr, ts) = match seg.timestamps {
-            None => (0, 0, 0),
-            Some(Timestamps { val, ecr: None }) => (val.0, 0, TS),
-            Some(Timestamps { val, ecr: Some(e) }) => (val.0, e.0, TS | ECR),
+        let (ts_val, ts_ecr, delay_us, ts) = match seg.timestamps {
+            None => (0, 0, 0, 0),
+            Some(Timestamps { val, ecr, delay }) => (
+                val.0,
+                ecr.map_or(0, |e| e.0),
+                delay.map_or(0, |d| d.as_micros().min(u32::MAX as u64)),
+                TS | if ecr.is_some() { ECR } else { 0 } | if delay.is_some() { DELAY } else { 0 },
+            ),
         };
+        debug_assert!(seg.seq <= OFFSET_MASK && seg.ack <= OFFSET_MASK, "stream offsets below 2^48");
+        debug_assert!(seg.timestamps.and_then(|t| t.delay).is_none_or(|d| d.0 % 1000 == 0), "delays in whole µs");
         InFlight {
-            seq: seg.seq,
-            ack: seg.ack,
+            seq: seg.seq | (delay_us >> 16) << OFFSET_BITS,
+            ack: seg.ack | (delay_us & 0xffff) << OFFSET_BITS,
             ts_val,
             ts_ecr,
             conn,
@@ -202,6 +218,12 @@ impl InFlight {
         self
     }
 
+    /// A TCP segment's sequence number (stream offset, bytes).
+    #[inline]
+    pub fn seq(&self) -> u64 {
+        self.seq & OFFSET_MASK
+    }
+
     /// Not a TCP segment (a uTP packet or a datagram).
     #[inline]
     pub fn not_tcp(&self) -> bool {
@@ -218,14 +240,16 @@ impl InFlight {
     pub fn segment(&self, sack: SackBlocks) -> Segment {
         debug_assert_eq!(self.has_sack(), !sack.is_empty(), "side queue out of step");
         Segment {
-            seq: self.seq,
-            ack: self.ack,
+            seq: self.seq(),
+            ack: self.ack & OFFSET_MASK,
             len: self.len,
             flags: Flags(self.flags),
             window: self.window as u64,
             timestamps: (self.opts & TS != 0).then_some(Timestamps {
                 val: Time(self.ts_val),
                 ecr: (self.opts & ECR != 0).then_some(Time(self.ts_ecr)),
+                delay: (self.opts & DELAY != 0)
+                    .then(|| Duration::from_micros((self.seq >> OFFSET_BITS) << 16 | self.ack >> OFFSET_BITS)),
             }),
             sack,
         }
@@ -299,7 +323,11 @@ mod tests {
             len: 1448,
             flags: Flags::ACK | Flags::PSH,
             window: 3 << 20,
-            timestamps: Some(Timestamps { val: Time(5_000_000_123), ecr: Some(Time(4_000_000_001)) }),
+            timestamps: Some(Timestamps {
+                val: Time(5_000_000_123),
+                ecr: Some(Time(4_000_000_001)),
+                delay: Some(Duration::from_micros(4_000_000_123)),
+            }),
             sack: SackBlocks::NONE,
         }
     }
@@ -314,7 +342,11 @@ mod tests {
         let cases = [
             seg(),
             Segment { timestamps: None, ..seg() },
-            Segment { timestamps: Some(Timestamps { val: Time(3), ecr: None }), flags: Flags::SYN, ..seg() },
+            Segment {
+                timestamps: Some(Timestamps { val: Time(3), ecr: None, delay: None }),
+                flags: Flags::SYN,
+                ..seg()
+            },
             Segment { sack: SackBlocks::new(99, [(1000, 2448), (5000, 6448)]), len: 0, ..seg() },
         ];
         for s in cases {

@@ -7,12 +7,12 @@
 //! - no queue holds more than its limit;
 //! - logged time never goes backwards;
 //! - no delay sample handed to a congestion controller exceeds what the path
-//!   can hold: a one-way delay (uTP) at most the propagation delay plus a
-//!   full uplink buffer, the packet in service and its own serialisation; an
-//!   RTT (TCP) at most twice that plus the delayed-ACK timeout, where the
-//!   peer's uplink lost no ACK (after a lost ACK the next one echoes an older
-//!   timestamp, RFC 7323 §4.1, and the sample includes the wait, as Linux's
-//!   would).
+//!   can hold: a one-way delay (uTP's, and the one a TCP ACK carries, drops
+//!   and losses or not) at most the propagation delay plus a full uplink
+//!   buffer, the packet in service and its own serialisation; an RTT (TCP) at
+//!   most twice that plus the delayed-ACK timeout, where the peer's uplink
+//!   lost no ACK (after a lost ACK the next one echoes an older timestamp,
+//!   RFC 7323 §4.1, and the sample includes the wait, as Linux's would).
 
 use proptest::prelude::*;
 use torrentlab_engine::{Duration, Time};
@@ -221,6 +221,10 @@ proptest! {
                     TransportKind::Tcp | TransportKind::Datagram => continue,
                 };
                 prop_assert!(got <= bound, "connection {} ({:?}): a sample of {} above {}", i, ep.kind(), got, bound);
+            }
+            for ep in &conn.ep {
+                let owd = ep.counters().max_one_way_delay;
+                prop_assert!(owd <= one_way + Duration::from_micros(1), "connection {}: a one-way delay of {} above {}", i, owd, one_way);
             }
         }
     }

@@ -139,7 +139,7 @@ impl TcpConnection {
             len: 0,
             flags,
             window: cfg.receive_window,
-            timestamps: cfg.timestamps.then_some(Timestamps { val: now, ecr: self.peer_ts.get() }),
+            timestamps: cfg.timestamps.then_some(Timestamps { val: now, ecr: self.peer_ts.get(), delay: None }),
             sack: SackBlocks::NONE,
         }
     }
@@ -153,6 +153,7 @@ impl TcpConnection {
         seg.sack = a.sack;
         if let (Some(ts), Some(ats)) = (seg.timestamps.as_mut(), a.timestamps) {
             ts.ecr = ats.ecr;
+            ts.delay = ats.delay;
         }
         seg
     }

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use torrentlab_engine::{OptTime, Time};
+use torrentlab_engine::{Duration, OptTime, Time};
 
 use super::config::TcpConfig;
 use super::sack::SackBlocks;
@@ -101,6 +101,9 @@ pub struct ReceiverState {
     arrivals: u64,
     /// TS.Recent (RFC 7323 §4.3): the TSval to echo.
     ts_recent: OptTime,
+    /// The one-way delay of the latest data segment, until an ACK carries it
+    /// ([`Timestamps::delay`]).
+    latest_delay: Option<Duration>,
     /// The acknowledgement number of the last ACK sent (RFC 7323 Last.ACK.sent).
     last_ack_sent: u64,
     /// Payload bytes received since the last ACK.
@@ -126,6 +129,7 @@ impl ReceiverState {
             ooo: ThinVec::default(),
             arrivals: 0,
             ts_recent: OptTime::NONE,
+            latest_delay: None,
             last_ack_sent: 0,
             ack_now: false,
             unacked_bytes: 0,
@@ -171,6 +175,11 @@ impl ReceiverState {
         self.stats.segments_received += 1;
         self.stats.bytes_received += seg.len as u64;
         let (start, end) = (seg.seq, seg.seq + seg.len as u64);
+        if let Some(ts) = seg.timestamps {
+            // Read to the microsecond, as uTP's clock reads it.
+            self.latest_delay =
+                Some(Duration::from_micros(now.saturating_since(ts.val).as_micros().min(u32::MAX as u64)));
+        }
         // Linux quick-ACK mode: at the start, and after a gap longer than the RTO.
         if self.last_data_at.get().is_none_or(|t| now.saturating_since(t) > cfg.initial_rto) {
             self.quickacks_left = cfg.quickacks;
@@ -302,7 +311,11 @@ impl ReceiverState {
             len: 0,
             flags: Flags::ACK,
             window: self.advertised_window(cfg),
-            timestamps: cfg.timestamps.then_some(Timestamps { val: now, ecr: self.ts_recent.get() }),
+            timestamps: cfg.timestamps.then_some(Timestamps {
+                val: now,
+                ecr: self.ts_recent.get(),
+                delay: self.latest_delay.take(),
+            }),
             sack: self.sack_blocks(cfg),
         }
     }

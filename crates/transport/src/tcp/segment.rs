@@ -1,7 +1,7 @@
 //! TCP segments: what travels between a sender and a receiver, and its real
 //! header layout (RFC 9293 §3.1, timestamps option RFC 7323 §3).
 
-use torrentlab_engine::Time;
+use torrentlab_engine::{Duration, Time};
 use torrentlab_net::wire::{IPV4_HEADER, TCP_HEADER, TCP_TIMESTAMPS_OPTION};
 
 use super::sack::SackBlocks;
@@ -37,6 +37,15 @@ pub struct Timestamps {
     pub val: Time,
     /// TSecr: the TSval being echoed (TS.Recent), if any.
     pub ecr: Option<Time>,
+    /// Not on the wire (the option keeps its 10 bytes): the one-way delay
+    /// of the latest data segment this ACK answers, as its receiver read it
+    /// on arrival (its clock minus the segment's TSval), sent on the first
+    /// ACK after that arrival only. It stands for the echo of ns-2's TCP
+    /// sink, which returned the timestamp of the segment that caused the
+    /// ACK, and is what uTP's `timestamp_difference` is. TSval − TSecr is no
+    /// such sample: RFC 7323 §4.3 echoes the last in-order segment, so
+    /// during loss recovery it would add the recovery's time to the delay.
+    pub delay: Option<Duration>,
 }
 
 /// One TCP segment. `seq` and `ack` are 64-bit byte offsets in the stream.
@@ -201,7 +210,7 @@ mod tests {
             len,
             flags: Flags::ACK,
             window: 1 << 20,
-            timestamps: ts.then_some(Timestamps { val: Time(5_000_000), ecr: Some(Time(2_000)) }),
+            timestamps: ts.then_some(Timestamps { val: Time(5_000_000), ecr: Some(Time(2_000)), delay: None }),
             sack: SackBlocks::NONE,
         }
     }

@@ -43,6 +43,8 @@ pub struct SenderStats {
     pub duplicate_acks: u64,
     /// The largest RTT sample handed to the congestion controller (ns).
     pub max_rtt_sample_ns: u64,
+    /// The largest one-way-delay sample handed to the controller (ns).
+    pub max_owd_sample_ns: u64,
 }
 
 /// A TCP_INFO-like snapshot of the sender.
@@ -67,6 +69,8 @@ struct Sent {
     acks: u64,
     /// The largest RTT sample handed to the controller (ns).
     max_rtt: u64,
+    /// The largest one-way-delay sample handed to the controller (ns).
+    max_owd: u64,
 }
 
 /// The counters of loss recovery, which most segments leave alone.
@@ -205,6 +209,7 @@ impl TcpSender {
             acks_received: s.acks,
             duplicate_acks: l.duplicate_acks,
             max_rtt_sample_ns: s.max_rtt,
+            max_owd_sample_ns: s.max_owd,
         }
     }
 
@@ -245,7 +250,7 @@ impl TcpSender {
             len,
             flags: Flags::ACK,
             window: self.cfg.receive_window,
-            timestamps: self.cfg.timestamps.then_some(Timestamps { val: now, ecr: None }),
+            timestamps: self.cfg.timestamps.then_some(Timestamps { val: now, ecr: None, delay: None }),
             sack: SackBlocks::NONE,
         }
     }
@@ -514,7 +519,9 @@ impl TcpSender {
             snd_nxt: self.snd_nxt,
             bytes_acked: ack.saturating_sub(self.snd_una),
             rtt: echoed.filter(|_| advances).map(|(_, ecr)| now.saturating_since(ecr)),
-            one_way_delay: echoed.map(|(val, ecr)| val.saturating_since(ecr)),
+            // The delay of the segment that caused this ACK, never TSval − TSecr
+            // (see `Timestamps::delay`).
+            one_way_delay: seg.timestamps.and_then(|t| t.delay),
             bytes_in_flight: self.snd_nxt - self.snd_una,
             // Only an ACK of new data asks (the window is in a line a data
             // segment that acknowledges nothing new need not read).
@@ -522,6 +529,9 @@ impl TcpSender {
         };
         if let Some(r) = sample.rtt {
             self.sent.max_rtt = self.sent.max_rtt.max(r.0);
+        }
+        if let Some(d) = sample.one_way_delay {
+            self.sent.max_owd = self.sent.max_owd.max(d.0);
         }
         self.cc.on_sample(&sample);
         if self.cfg.sack {

@@ -41,7 +41,7 @@ fn ack(n: u64, val: Time, ecr: Time) -> Segment {
         len: 0,
         flags: Flags::ACK,
         window: 16 << 20,
-        timestamps: Some(Timestamps { val, ecr: Some(ecr) }),
+        timestamps: Some(Timestamps { val, ecr: Some(ecr), delay: None }),
         sack: SackBlocks::NONE,
     }
 }
@@ -200,6 +200,45 @@ fn the_receiver_acks_out_of_order_data_at_once_with_the_last_in_order_timestamp(
     let cum = r.poll_transmit(ms(30)).expect("immediate ACK on filling a hole");
     assert_eq!(cum.ack, 3 * MSS);
     assert_eq!(r.delivered(), 3 * MSS);
+}
+
+#[test]
+fn each_ack_carries_the_one_way_delay_of_the_segment_that_caused_it_once_even_out_of_order() {
+    let mut r = TcpReceiver::new(TcpConfig { delayed_ack: Some(Duration::from_millis(40)), quickacks: 0, ..cfg() });
+    let mut s = sender(cfg(), 100 * MSS);
+    let segs = drain(&mut s, ms(0)); // three segments, TSval 0
+    let delay = |a: &Segment| a.timestamps.unwrap().delay;
+    r.handle_segment(ms(25), &segs[0]);
+    r.handle_segment(ms(27), &segs[2]); // segment 1 lost
+    let dup = r.poll_transmit(ms(27)).unwrap();
+    assert_eq!(dup.timestamps.unwrap().ecr, Some(ms(0)), "RFC 7323: the echo stays the in-order segment's");
+    assert_eq!(delay(&dup), Some(Duration::from_millis(27)), "the delay is the out-of-order segment's");
+    // A retransmission sent at 200 ms fills the hole 30 ms later: its own
+    // delay, not 230 ms since the echoed TSval.
+    let mut again = segs[1];
+    again.timestamps = Some(Timestamps { val: ms(200), ecr: None, delay: None });
+    r.handle_segment(ms(230), &again);
+    let cum = r.poll_transmit(ms(230)).unwrap();
+    assert_eq!((cum.ack, delay(&cum)), (3 * MSS, Some(Duration::from_millis(30))));
+    assert_eq!(delay(&r.ack_segment(ms(240))), None, "a sample goes out once");
+    // The sender hands exactly that sample to its controller.
+    s.handle_ack(ms(231), &cum);
+    assert_eq!(s.stats().max_owd_sample_ns, Duration::from_millis(30).0);
+}
+
+#[test]
+fn a_delayed_ack_carries_the_delay_of_the_later_segment_without_the_hold() {
+    let mut r = TcpReceiver::new(TcpConfig { delayed_ack: Some(Duration::from_millis(40)), quickacks: 0, ..cfg() });
+    let mut s = sender(cfg(), 100 * MSS);
+    let segs = drain(&mut s, ms(0));
+    r.handle_segment(ms(10), &segs[0]);
+    r.handle_segment(ms(12), &segs[1]);
+    let a = r.poll_transmit(ms(12)).unwrap();
+    assert_eq!(a.timestamps.unwrap().delay, Some(Duration::from_millis(12)));
+    r.handle_segment(ms(13), &segs[2]);
+    r.handle_timeout(ms(53));
+    let late = r.poll_transmit(ms(53)).unwrap();
+    assert_eq!(late.timestamps.unwrap().delay, Some(Duration::from_millis(13)), "the 40 ms hold is not delay");
 }
 
 #[test]
@@ -427,7 +466,7 @@ fn with_delayed_acks_the_echoed_timestamp_is_the_earliest_unacknowledged_segment
     let mut segs = drain(&mut s, ms(0));
     // Give the segments distinct send times.
     for (i, seg) in segs.iter_mut().enumerate() {
-        seg.timestamps = Some(Timestamps { val: ms(i as u64), ecr: None });
+        seg.timestamps = Some(Timestamps { val: ms(i as u64), ecr: None, delay: None });
     }
     r.handle_segment(ms(20), &segs[0]);
     r.handle_segment(ms(21), &segs[1]);
