@@ -14,14 +14,15 @@ import pytest
 from conftest import SCENARIOS
 from torrentlab.sweep import Sweep
 
-#: Grid points of each shipped sweep (the product of its grid's list lengths).
+#: Points of each shipped sweep (the product of its grid's list lengths, its [zip] length and its
+#: number of [[points]]).
 POINTS = {
     "bufferbloat-voip/cases.sweep.toml": 38,
     "calibration/alone.sweep.toml": 7 * 2,
     "calibration/stress.sweep.toml": 7 * 2 * 2,
     "calibration/vs-cubic.sweep.toml": 7 * 2,
     "rao2010/as.sweep.toml": 9 * 2,
-    "rao2010/loss.sweep.toml": 1 * 3 * 4 * 2,
+    "rao2010/loss.sweep.toml": 3 * 4 * 3,
     "rao2010/rtt.sweep.toml": 9 * 5,
     "rossi2010/d.sweep.toml": 2 * 2 * 2,
     "testa2012/main.sweep.toml": 3 * 6,

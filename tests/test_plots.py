@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from torrentlab import plots
-from torrentlab.experiments import rao2010, rossi2010
+from torrentlab.experiments import bufferbloat_voip, rao2010, rossi2010, testa2012, testa2013
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -276,37 +276,48 @@ def test_save_writes_a_png_and_an_svg_and_the_same_figure_saves_to_the_same_svg_
 # ---- every figure of the experiment modules -----------------------------------------
 
 
-def _rao_frames() -> dict[str, pd.DataFrame]:
-    """Small tables with the columns rao2010's figure functions read."""
-    lim20, lim50 = "20 kB/s; 20 kB/s", "50 kB/s; 20 kB/s"
+def _rao_kept() -> dict[str, pd.DataFrame]:
+    """Small kept tables with the columns rao2010's figures read, for every
+    sweep: runs' summaries (as ``"summary"``), send gaps, sends, HAVEs and
+    payload lengths."""
+    rtt_limits = ["10 kB/s; 10 kB/s", "20 kB/s; 20 kB/s", "50 kB/s; 20 kB/s", "50 kB/s; 50 kB/s",
+                  "100 kB/s; 100 kB/s"]
+    loss_limits = ["10 kB/s; 10 kB/s", "20 kB/s; 20 kB/s", "50 kB/s; 50 kB/s", "100 kB/s; 100 kB/s"]
     rtts = ["0 ms", "120 ms", "400 ms", "1000 ms"]
+    done = {"completed": 10, "leechers": 10, "wasted_ratio": 0.01}
+
+    def times(m):
+        return {"mean_download_time_s": m, "min_download_time_s": m - 20, "max_download_time_s": m + 30}
+
     rows = []
-    for lim in (lim20, lim50):
+    for j, lim in enumerate(rtt_limits):
         for k, rtt in enumerate(rtts):
             for seed in (1, 2):
-                m = 100 + 10 * k + seed
                 rows.append({"sweep": "rtt", rao2010.LIMITS: lim, "network.rtt": rtt, "seed": seed,
-                             "mean_download_time_s": m, "min_download_time_s": m - 20,
-                             "max_download_time_s": m + 30})
+                             **times(100 + 10 * k + seed + 50 * j), **done})
     for lim in ("20 kB/s; 20 kB/s; 20 kB/s; 20 kB/s", "50 kB/s; 50 kB/s; 50 kB/s; 50 kB/s"):
-        for place in ("AS1; AS1; AS1; AS1", "AS1; AS2; AS3; AS2"):
-            rows.append({"sweep": "as", rao2010.AS_LIMITS: lim, rao2010.AS_KEY: place, "seed": 1,
-                         "mean_download_time_s": 150, "min_download_time_s": 100, "max_download_time_s": 200})
-    for rtt in ("120 ms", "400 ms"):
-        for tso in (False, True):
-            rows.append({"sweep": "loss", rao2010.LIMITS: lim20, "network.rtt": rtt, "tcp.tso": tso, "seed": 1,
-                         "mean_download_time_s": 300 - 50 * tso, "min_download_time_s": 200,
-                         "max_download_time_s": 400})
+        for place in ("AS1; AS1; AS1; AS1p; AS1p", "AS1; AS2; AS3; AS2p; AS2p"):
+            rows.append({"sweep": "as", rao2010.AS_LIMITS: lim, rao2010.AS_KEY: place, "seed": 1, **times(150),
+                         **done})
+    for lim in loss_limits:
+        for rtt in rao2010.SHOWN_RTTS:
+            for i, (_, _, tso, loss) in enumerate(rao2010.LOSS_CELLS):
+                for seed in (1, 2):
+                    rows.append({"sweep": "loss", rao2010.LIMITS: lim, "network.rtt": rtt, rao2010.TSO: tso,
+                                 rao2010.LOSS: loss, "seed": seed, **times(300 + 20 * i + seed), **done})
     runs = pd.DataFrame(rows)
-    base = {"sweep": "rtt", rao2010.LIMITS: lim20}
-    gaps = pd.DataFrame([{**base, "network.rtt": rtt, "gap_hi_s": 10.0 ** e, "sends": 5 + e}
-                         for rtt in rtts for e in range(-3, 2)])
-    sends = pd.DataFrame([{**base, "network.rtt": rtt, "srtt_ms": float(rtt.split()[0]) + j}
+    gaps = pd.DataFrame([{"sweep": "rtt", rao2010.LIMITS: lim, "network.rtt": rtt, "seed": 1,
+                          "gap_hi_s": 10.0 ** e, "sends": 5 + e + j}
+                         for j, lim in enumerate(rtt_limits) for rtt in rao2010.SHOWN_RTTS for e in range(-3, 2)])
+    lim20 = {"sweep": "rtt", rao2010.LIMITS: rtt_limits[1]}
+    sends = pd.DataFrame([{**lim20, "network.rtt": rtt, "srtt_ms": float(rtt.split()[0]) + j}
                           for rtt in rtts for j in range(20)])
-    haves = pd.DataFrame([{**base, "network.rtt": rtt, "time_s": 3.0 * j} for rtt in rtts for j in range(30)])
-    payload = pd.DataFrame([{"sweep": "loss", "network.rtt": "400 ms", "tcp.tso": tso, "payload_bytes": b,
-                             "segments": 10} for tso in (False, True) for b in (100, 1448, 2896 if tso else 1000)])
-    return {"runs": runs, "gaps": gaps, "sends": sends, "haves": haves, "payload": payload}
+    haves = pd.DataFrame([{"sweep": "rtt", rao2010.LIMITS: lim, "network.rtt": rtt, "time_s": 3.0 * j}
+                          for lim in rtt_limits for rtt in rtts for j in range(30)])
+    payload = pd.DataFrame([{"sweep": "loss", "network.rtt": "400 ms", rao2010.TSO: tso, rao2010.LOSS: loss,
+                             "payload_bytes": b, "segments": 10}
+                            for _, _, tso, loss in rao2010.LOSS_CELLS for b in (100, 1448, 2896 if tso else 1000)])
+    return {"summary": runs, "send_gaps": gaps, "sends": sends, "haves": haves, "payload_lengths": payload}
 
 
 def _rossi_inputs():
@@ -337,22 +348,112 @@ def drawn(monkeypatch):
         seen[Path(stem).name] = (sum(ax.get_legend() is not None for ax in fig.axes), legends_over_axes(fig))
         return real(fig, stem)
 
-    monkeypatch.setattr(rao2010, "save", check_then_save)
-    monkeypatch.setattr(rossi2010, "save", check_then_save)
+    for module in (rao2010, rossi2010, testa2012, testa2013, bufferbloat_voip):
+        monkeypatch.setattr(module, "save", check_then_save)
     return seen
 
 
-def test_no_figure_of_the_experiment_modules_has_a_legend_over_any_axes(tmp_path, drawn):
-    f = _rao_frames()
-    paths = (rao2010.fig_rtt(f["runs"], tmp_path) + rao2010.fig_as(f["runs"], tmp_path)
-             + rao2010.fig_loss(rao2010.loss_table(f["runs"]), tmp_path)
-             + rao2010.fig_send_gaps(f["gaps"], tmp_path) + rao2010.fig_srtt(f["sends"], tmp_path)
-             + rao2010.fig_pieces(f["haves"], tmp_path) + rao2010.fig_payload(f["payload"], tmp_path))
-    paths += rossi2010.figures(*_rossi_inputs(), tmp_path)
+def test_every_figure_of_reproduce_rao2010_has_its_legends_outside_every_axes(tmp_path, drawn):
+    kept = _rao_kept()
+    runs = kept["summary"]
+    loss = rao2010.loss_table(runs)
+    paths = rao2010.figures(kept, rao2010.summary_table(runs), loss, tmp_path)
+    # `figures` is what `reproduce` draws; test_rao2010 checks that the quick
+    # reproduction writes exactly rao2010.FIGURES.
+    assert sorted(drawn) == sorted(rao2010.FIGURES) and len(paths) == 2 * len(drawn)
+    assert all(p.exists() for p in paths)
+    legends = {stem: n for stem, (n, _) in drawn.items()}
+    assert legends == {"fig_rtt": 1, "fig_as": 0, "fig_loss": 1, "fig_loss_table": 0, "fig_send_gaps": 1,
+                       "fig_srtt": 1, "fig_pieces": 1, "fig_payload": 1, "fig_summary": 0}
+    assert {stem: over for stem, (_, over) in drawn.items() if over} == {}
+
+
+def _legend_texts(fig_axes) -> list[str]:
+    (leg,) = [ax.get_legend() for ax in fig_axes if ax.get_legend() is not None]
+    return [t.get_text() for t in leg.get_texts()]
+
+
+def test_the_multi_panel_e0_figures_list_every_panels_curves_in_one_legend(tmp_path, monkeypatch):
+    kept = _rao_kept()
+    texts = {}
+    monkeypatch.setattr(rao2010, "save", lambda fig, stem: texts.setdefault(Path(stem).name, (
+        [ax.get_title() for ax in fig.axes], _legend_texts(fig.axes))) and [])
+    rao2010.fig_send_gaps(kept["send_gaps"], tmp_path)
+    rao2010.fig_pieces(kept["haves"], tmp_path)
+    rao2010.fig_payload(kept["payload_lengths"], tmp_path)
+    assert texts["fig_send_gaps"] == (["RTT 0 ms", "RTT 400 ms", "RTT 1000 ms"],
+                                      ["10 kB/s", "20 kB/s", "50/20 kB/s", "50 kB/s", "100 kB/s"])
+    assert texts["fig_pieces"] == (["upload limit 20 kB/s", "upload limit 50/20 kB/s"],
+                                   ["0 ms", "400 ms", "1000 ms"])
+    assert texts["fig_payload"][1] == ["TSO off, no loss", "TSO on, no loss", "TSO off, 5 % loss"]
+
+
+def test_the_loss_table_has_a_row_per_limit_and_rtt_and_a_column_group_per_setting_of_the_study():
+    runs = _rao_kept()["summary"]
+    t = rao2010.loss_table(runs)
+    assert list(t["upload_limit"]) == [lim for lim in ("10 kB/s", "20 kB/s", "50 kB/s", "100 kB/s") for _ in range(3)]
+    assert list(t["rtt"]) == list(rao2010.SHOWN_RTTS) * 4
+    for i, (name, _, _, _) in enumerate(rao2010.LOSS_CELLS):
+        # Two runs per cell: means 300 + 20 i + 1 and + 2.
+        np.testing.assert_allclose(t[f"{name}_s"], 300 + 20 * i + 1.5)
+        np.testing.assert_allclose(t[f"{name}_sd_s"], math.sqrt(0.5))
+        np.testing.assert_allclose(t[f"{name}_min_s"], 300 + 20 * i + 1 - 20)
+        np.testing.assert_allclose(t[f"{name}_max_s"], 300 + 20 * i + 2 + 30)
+        assert (t[f"{name}_runs"] == 2).all()
+
+
+def _e1_e2_e3_inputs():
+    """Small tables with the columns the figures of testa2012 (E1),
+    testa2013 (E2) and bufferbloat_voip (E3) read."""
+    rng = np.random.default_rng(3)
+    cs = [5.0, 10.0]
+    peers = pd.DataFrame([{"C_mbps": c, "case": case, "iteration": it, "class": cls,
+                           "download_time_s": 100 + 10 * k + rng.uniform(0, 20)}
+                          for c in cs for k, case in enumerate(testa2012.CASES) for it in (1, 2)
+                          for cls in ("13", "14") for _ in range(5)])
+    delays = pd.DataFrame([{"C_mbps": c, "case": case, "delay_lo_ms": d, "packets": 100 - d}
+                           for c in cs for case in testa2012.CASES for d in (0.0, 10.0, 50.0)])
+    e1_runs = pd.DataFrame([{"C_mbps": c, "case": case, "iteration": it, "mean_queue_bytes": 1e4 * (k + it),
+                             "tcp_byte_share": k / 6 + 0.01 * it, "mean_T_s": 100 + 10 * k + it}
+                            for c in cs for k, case in enumerate(testa2012.CASES) for it in (1, 2)])
+    swarms = [(a, True) for a in testa2013.APPS] + [(f"BT:Cubic + {a}", False) for a in testa2013.APPS[1:4]]
+    leechers = pd.DataFrame([{"swarm": s, "homogeneous": h, "app": a if h else (a.split(" + ")[j]),
+                              "T_s": 100 + rng.uniform(0, 50), "B_bytes": rng.uniform(1e3, 1e5)}
+                             for s, h in swarms for a in (s,) for j in (0, 1) for _ in range(5)])
+    e2_runs = pd.DataFrame([{"swarm": s, "homogeneous": h, "T_median_s": 100 + rng.uniform(0, 50),
+                             "B_median_bytes": rng.uniform(1e3, 1e5)} for s, h in swarms for _ in range(2)])
+    cases = ["idle", "download", "upload 47", "upload 28", "upload 10"]
+    ping = pd.DataFrame([{"iteration": 1, "pacing": "off" if k else "", "case": case, "sent_s": float(t),
+                          "rtt_ms": 50.0 + 10 * k, "timed_out": int(k == 1 and t % 7 == 0)}
+                         for k, case in enumerate(cases) for t in range(30)])
+    voip = pd.DataFrame([{"client": client, "case": case, "direction": d, "delay_ms": 20 + rng.uniform(0, 30),
+                          "jitter_ms": rng.uniform(0, 5)}
+                         for client, case in (("", "call alone"), ("mainline", "beside BT, off"),
+                                              ("mainline", "beside BT, even"))
+                         for d in ("up", "down") for _ in range(20)])
+    e3_runs = pd.DataFrame([{"client": client, "cap_kBps": cap, "pacing": pacing, "bt_up_kBps": cap * 0.9}
+                            for client in ("mainline", "libtorrent") for cap in bufferbloat_voip.CAPS
+                            for pacing in bufferbloat_voip.PACING])
+    return SimpleNamespace(peers=peers, delays=delays, e1_runs=e1_runs, leechers=leechers, e2_runs=e2_runs,
+                           ping=ping, voip=voip, e3_runs=e3_runs)
+
+
+def test_no_figure_of_the_other_experiment_modules_has_a_legend_over_any_axes(tmp_path, drawn):
+    paths = rossi2010.figures(*_rossi_inputs(), tmp_path)
+    i = _e1_e2_e3_inputs()
+    paths += (testa2012.fig_completion(i.peers, tmp_path) + testa2012.fig_queue(i.delays, i.e1_runs, tmp_path)
+              + testa2012.fig_share(i.e1_runs, tmp_path) + testa2012.fig_t_vs(i.e1_runs, tmp_path)
+              + testa2012.fig_classes(i.peers, tmp_path))
+    paths += (testa2013.fig_homogeneous(i.leechers, tmp_path) + testa2013.fig_heterogeneous(i.leechers, tmp_path)
+              + testa2013.fig_t_vs_b(i.e2_runs, tmp_path))
+    paths += (bufferbloat_voip.fig_ping_over_time(i.ping, tmp_path) + bufferbloat_voip.fig_voip(i.voip, tmp_path)
+              + bufferbloat_voip.fig_throughput(i.e3_runs, tmp_path))
     assert all(p.exists() for p in paths) and len(paths) == 2 * len(drawn)
     legends = {stem: n for stem, (n, _) in drawn.items()}
-    assert legends == {"fig_rtt": 1, "fig_as": 0, "fig_loss": 1, "fig_send_gaps": 1, "fig_srtt": 1,
-                       "fig_pieces": 1, "fig_payload": 1, "fig_a": 1, "fig_b": 1, "fig_c": 1, "fig_d": 1}
+    assert legends == {"fig_a": 1, "fig_b": 1, "fig_c": 1, "fig_d": 1, "fig_completion": 1, "fig_queue": 1,
+                       "fig_share": 1, "fig_t_vs": 1, "fig_classes": 1, "fig_homogeneous": 1,
+                       "fig_heterogeneous": 1, "fig_t_vs_b": 1, "fig_ping_over_time": 1, "fig_voip_mainline": 1,
+                       "fig_throughput": 1}
     assert {stem: over for stem, (_, over) in drawn.items() if over} == {}
 
 

@@ -11,7 +11,7 @@ import pytest
 
 import torrentlab
 from conftest import SCENARIOS, SMALL_SWARM, cli
-from torrentlab.experiments.rao2010 import LIMITS
+from torrentlab.experiments.rao2010 import FIGURES, LIMITS, LOSS, LOSS_CELLS, SHOWN_RTTS, TSO
 from torrentlab.sweep import Sweep
 
 RAO = SCENARIOS / "rao2010"
@@ -280,6 +280,24 @@ def test_the_rtt_sweep_joins_the_two_upload_limits_and_quick_shrinks_the_swarm()
     assert full["peers"][1]["count"] == 300, "quick overrides must not leak into the full sweep"
 
 
+def test_the_loss_sweep_runs_the_three_settings_of_the_study_at_each_rtt_and_upload_limit():
+    s = Sweep.from_file(RAO / "loss.sweep.toml")
+    assert s.points() == 3 * 4 * 3 and len(s.jobs()) == 36 * 10 and len(s.jobs(quick=True)) == 36
+    settings = [(j.scenario["tcp"]["tso"], j.scenario["network"]["ingress_loss"]) for j in s.jobs(quick=True)]
+    assert sorted(set(settings)) == [(False, 0.0), (False, 0.05), (True, 0.0)]
+    assert {(tso, loss) for _, _, tso, loss in LOSS_CELLS} == set(settings)
+    cells = set()
+    for j in s.jobs(quick=True):
+        p, doc = dict(j.params), j.scenario
+        assert (p[TSO], p[LOSS]) == (doc["tcp"]["tso"], doc["network"]["ingress_loss"])
+        assert [doc["peers"][0]["upload_limit"], doc["peers"][1]["upload_limit"]] == p[LIMITS]
+        assert doc["peers"][1]["count"] == 50 and doc["torrent"]["size"] == "8 MB"
+        cells.add((p["network.rtt"], p[LIMITS][0], p[TSO], p[LOSS]))
+    assert len(cells) == 36
+    assert {c[0] for c in cells} == set(SHOWN_RTTS)
+    assert {c[1] for c in cells} == {"10 kB/s", "20 kB/s", "50 kB/s", "100 kB/s"}
+
+
 @pytest.mark.parametrize("values", [
     '["10 kB/s", "20 kB/s"]',                       # values that are not lists
     '[["10 kB/s", "20 kB/s", "30 kB/s"]]',          # a list of 3 for 2 fields
@@ -318,11 +336,10 @@ def test_reproduce_quick_writes_every_table_and_figure(quick):
     assert r.returncode == 0, r.stderr
     names = {p.name for p in out.iterdir()}
     tables = {"runs", "summary", "loss_tso", "haves", "send_gaps", "payload_lengths", "sends"}
-    figures = {"fig_rtt", "fig_as", "fig_loss", "fig_send_gaps", "fig_pieces", "fig_payload", "fig_srtt",
-               "fig_summary"}
+    figures = set(FIGURES)  # tests/test_plots.py checks the legends of each of these
     assert f"{2 * len(figures)} figure files" in r.stdout, r.stdout
     assert names == {f"{t}.parquet" for t in tables} | {f"{f}{e}" for f in figures for e in (".png", ".svg")} | {
-        "manifest.json"}
+        "loss_tso.csv", "manifest.json"}
     for f in figures:
         png, svg = (out / f"{f}.png").read_bytes(), (out / f"{f}.svg").read_bytes()
         assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000, f
@@ -340,12 +357,12 @@ def test_reproduce_quick_every_point_completes_and_the_rtt_sweep_is_9_by_5(quick
     assert (summary["mean_download_time_s"] <= summary["max_download_time_s"]).all()
     assert summary["setting"].is_unique
     counts = summary.groupby("sweep").size()
-    assert (counts["rtt"], counts["as"], counts["loss"]) == (9 * 5, 9 * 2, 3 * 4 * 2)
+    assert (counts["rtt"], counts["as"], counts["loss"]) == (9 * 5, 9 * 2, 3 * 4 * 3)
     rtt = summary[summary["sweep"] == "rtt"]
     assert (rtt["runs"] == 2).all() and (rtt["leechers"] == 2 * 50).all()
 
     runs = table(out, "runs")
-    assert len(runs) == 9 * 5 * 2 + 9 * 2 + 3 * 4 * 2
+    assert len(runs) == 9 * 5 * 2 + 9 * 2 + 3 * 4 * 3
     r_rtt = runs[runs["sweep"] == "rtt"]
     assert r_rtt["network.rtt"].nunique() == 9 and r_rtt[LIMITS].nunique() == 5
     assert (r_rtt.groupby(["network.rtt", LIMITS]).size() == 2).all()
@@ -356,9 +373,36 @@ def test_reproduce_quick_every_point_completes_and_the_rtt_sweep_is_9_by_5(quick
     by = r_rtt.groupby(["network.rtt", LIMITS])["mean_download_time_s"].mean().unstack()
     assert (by["10 kB/s; 10 kB/s"] > by["100 kB/s; 100 kB/s"]).all()
 
+
+
+def test_reproduce_quick_writes_the_loss_table_in_the_study_layout_as_parquet_and_csv(quick):
+    out, r = quick
+    assert r.returncode == 0, r.stderr
     loss = table(out, "loss_tso")
-    assert len(loss) == 3 * 4 and list(loss.columns) == ["rtt", "upload_limits", "tso_off_s", "tso_on_s"]
-    assert loss[["tso_off_s", "tso_on_s"]].notna().all().all()
+    csv = pd.read_csv(out / "loss_tso.csv")
+    stats = ("s", "sd_s", "min_s", "max_s", "runs")
+    assert list(loss.columns) == ["upload_limit", "rtt"] + [f"{n}_{x}" for n, *_ in LOSS_CELLS for x in stats]
+    assert list(csv.columns) == list(loss.columns)
+    # A row per upload limit (outer) and RTT, a column group per setting.
+    assert list(loss["upload_limit"]) == [lim for lim in ("10 kB/s", "20 kB/s", "50 kB/s", "100 kB/s")
+                                          for _ in range(3)]
+    assert list(loss["rtt"]) == list(SHOWN_RTTS) * 4
+    for name, *_ in LOSS_CELLS:
+        assert (loss[f"{name}_runs"] == 1).all() and loss[f"{name}_sd_s"].isna().all(), "one run per cell (quick)"
+        assert loss[f"{name}_s"].notna().all()
+        assert (loss[f"{name}_min_s"] <= loss[f"{name}_s"]).all() and (loss[f"{name}_s"] <= loss[f"{name}_max_s"]).all()
+        np.testing.assert_allclose(csv[f"{name}_s"], loss[f"{name}_s"], atol=0.05)
+    # Each cell is the loss sweep's run with that setting.
+    runs = table(out, "runs")
+    cell = runs[(runs["sweep"] == "loss") & (runs["network.rtt"] == "400 ms") & (runs[LIMITS] == "20 kB/s; 20 kB/s")
+                & (runs[TSO] == False) & (runs[LOSS] == 0.05)]  # noqa: E712 (an object column)
+    assert len(cell) == 1
+    row = loss[(loss["rtt"] == "400 ms") & (loss["upload_limit"] == "20 kB/s")].iloc[0]
+    assert row["tso_off_loss5_s"] == cell["mean_download_time_s"].iloc[0]
+    # Without loss and with TSO off, a cell is the same run as the RTT sweep's at that point (same scenario, seed).
+    rtt = runs[(runs["sweep"] == "rtt") & (runs["network.rtt"] == "400 ms") & (runs[LIMITS] == "20 kB/s; 20 kB/s")
+               & (runs["seed"] == 1)]
+    assert row["tso_off_s"] == rtt["mean_download_time_s"].iloc[0]
 
 
 def test_reproduce_quick_tso_on_puts_segments_longer_than_the_mss_on_the_wire(quick):
@@ -373,16 +417,21 @@ def test_reproduce_quick_tso_on_puts_segments_longer_than_the_mss_on_the_wire(qu
     assert (off["payload_bytes"] <= 1448).all()
     # The other sweeps run with TSO off (flash-crowd.toml) or unset (as-placement.toml).
     assert (pl.loc[pl["sweep"] != "loss", "payload_bytes"] <= 1448).all()
+    # fig_payload draws each of the three settings at RTT 400 ms.
+    at400 = loss[loss["network.rtt"] == "400 ms"]
+    assert {(t, x) for t, x in zip(at400[TSO], at400[LOSS], strict=True)} == {
+        (tso, x) for _, _, tso, x in LOSS_CELLS}
 
 
-def test_reproduce_quick_keeps_send_gaps_of_every_run_and_haves_of_the_first_seed(quick):
+def test_reproduce_quick_keeps_send_gaps_of_the_drawn_points_and_haves_of_the_first_seed(quick):
     out, r = quick
     assert r.returncode == 0, r.stderr
     gaps = table(out, "send_gaps")
-    assert gaps["sends"].sum() > 0
-    rtt20 = gaps[(gaps["sweep"] == "rtt") & (gaps[LIMITS] == "20 kB/s; 20 kB/s")]
-    per_rtt = rtt20.groupby("network.rtt")["sends"].sum()
-    assert len(per_rtt) == 9 and (per_rtt > 0).all(), "fig_send_gaps has a curve for every RTT"
+    # Only the first run of the RTT sweep's points at the RTTs fig_send_gaps draws, every upload limit.
+    assert set(gaps["sweep"]) == {"rtt"} and set(gaps["seed"]) == {1}
+    per_point = gaps.groupby(["network.rtt", LIMITS])["sends"].sum()
+    assert set(per_point.index.get_level_values(0)) == set(SHOWN_RTTS)
+    assert len(per_point) == 3 * 5 and (per_point > 0).all(), "fig_send_gaps has a curve per limit in each panel"
 
     haves = table(out, "haves")
     assert set(haves["seed"]) == {1}

@@ -50,15 +50,26 @@ def save(fig, stem: str | os.PathLike[str]) -> list[Path]:
     return paths
 
 
-def legend(ax, title: str | None = None):
+def legend(ax, title: str | None = None, handles: Sequence | None = None):
     """The legend of `ax`'s labelled curves, to the right of the axes with its
     top at the axes' top: outside the plotting area, so it never covers data.
     In a row of panels, give only the rightmost one a legend (one to the right
-    of any other would fall on its neighbour). Returns the legend, or None when
-    nothing on `ax` has a label."""
-    if not ax.get_legend_handles_labels()[0]:
+    of any other would fall on its neighbour), and pass as `handles` the
+    labelled curves of every panel (each label is listed once, at its first
+    curve). Returns the legend, or None when nothing has a label."""
+    where = {"fontsize": SMALL, "bbox_to_anchor": (1.02, 1), "loc": "upper left", "borderaxespad": 0}
+    if handles is None:
+        if not ax.get_legend_handles_labels()[0]:
+            return None
+        return ax.legend(title=title, **where)
+    first = {}
+    for h in handles:
+        text = h.get_label()
+        if text and not text.startswith("_"):
+            first.setdefault(text, h)
+    if not first:
         return None
-    return ax.legend(title=title, fontsize=SMALL, bbox_to_anchor=(1.02, 1), loc="upper left", borderaxespad=0)
+    return ax.legend(list(first.values()), list(first), title=title, **where)
 
 
 def _finite(values) -> np.ndarray:

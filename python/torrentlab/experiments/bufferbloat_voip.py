@@ -113,13 +113,13 @@ def fig_ping_over_time(ping: pd.DataFrame, out: Path) -> list[Path]:
     rows = -(-len(cases) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 2.4 * rows), sharex=True, squeeze=False)
     top = max(1100.0, float(first["rtt_ms"].max(skipna=True) or 0) * 1.05)
+    marks = []
     for ax, case in zip(axes.flat, cases, strict=False):
         d = first[first["case"] == case]
         ax.plot(d["sent_s"], d["rtt_ms"], lw=0.7, color="C0")
         lost = d[d["timed_out"] == 1]
         if len(lost):
-            ax.plot(lost["sent_s"], [SPIKE_MS] * len(lost), "x", color="C3", ms=3, label="timeout")
-            legend(ax)
+            marks += ax.plot(lost["sent_s"], [SPIKE_MS] * len(lost), "x", color="C3", ms=3, label="timeout")
         ax.set_ylim(0, top)
         ax.set_title(case, fontsize=9)
         ax.set_ylabel("ping RTT (ms)")
@@ -127,6 +127,9 @@ def fig_ping_over_time(ping: pd.DataFrame, out: Path) -> list[Path]:
         ax.axis("off")
     for ax in axes[-1]:
         ax.set_xlabel("time (s)")
+    # One legend, right of the first row's last panel (one beside any other
+    # panel would cover its neighbour).
+    legend(axes.flat[min(cols, len(cases)) - 1], handles=marks)
     fig.suptitle("E3: ping to the first hop over time (no pacing)")
     return save(fig, out / "fig_ping_over_time")
 

@@ -3,8 +3,9 @@
 A. Rao, A. Legout, W. Dabbous, "Can realistic BitTorrent experiments be
 performed on clusters?", IEEE P2P 2010. One seed and 300 leechers (mainline
 4.0.x over TCP Cubic) share a 50 MB file; the sweeps vary the RTT between
-peers and the upload limits, place peers in emulated ASes, and add 5 % ingress
-loss with TSO off and on. See docs/experiments/rao2010.md.
+peers and the upload limits, place peers in emulated ASes, and fill the study's
+table of TSO off and on without loss and TSO off with 5 % ingress loss. See
+docs/experiments/rao2010.md.
 """
 
 from __future__ import annotations
@@ -27,6 +28,14 @@ SWEEPS = {"rtt": "rtt.sweep.toml", "as": "as.sweep.toml", "loss": "loss.sweep.to
 LIMITS = "peers.0.upload_limit+peers.1.upload_limit"
 AS_KEY = "peers.1.group+peers.2.group+peers.3.group+peers.0.group+network.tracker_group"
 AS_LIMITS = "peers.0.upload_limit+peers.1.upload_limit+peers.2.upload_limit+peers.3.upload_limit"
+TSO, LOSS = "tcp.tso", "network.ingress_loss"
+#: The RTTs that fig_send_gaps and fig_pieces draw (those of the loss table).
+SHOWN_RTTS = ("0 ms", "400 ms", "1000 ms")
+#: The (seed, leechers) upload limits of fig_pieces' panels.
+PIECES_LIMITS = ("20 kB/s; 20 kB/s", "50 kB/s; 20 kB/s")
+#: Every figure `reproduce` writes (each as PNG and SVG).
+FIGURES = ("fig_rtt", "fig_as", "fig_loss", "fig_loss_table", "fig_send_gaps", "fig_srtt", "fig_pieces",
+           "fig_payload", "fig_summary")
 
 
 @dataclass
@@ -45,8 +54,10 @@ def limits_label(v) -> str:
 
 
 def _keep(sweep: str):
-    """What to keep of each run: its summary and histograms (with the grid
-    parameters and seed), and the HAVE log of the first seed."""
+    """What to keep of each run (with the grid parameters and seed): its
+    summary and payload-length histogram; of the first seed, its HAVE log; of
+    the first seed of the RTT sweep, its send log, and at the RTTs
+    fig_send_gaps draws (every upload limit), its send-gap histogram."""
 
     def keep(job: Job, res: RunResult) -> dict[str, pd.DataFrame]:
         extra = {"sweep": sweep, "seed": job.seed}
@@ -54,13 +65,14 @@ def _keep(sweep: str):
             extra[k] = label(v) if isinstance(v, (list, dict)) else v
         kept = {
             "summary": res.summary.assign(**extra),
-            "send_gaps": res.send_gaps.assign(**extra),
             "payload_lengths": res.payload_lengths.assign(**extra),
         }
         if job.seed == 1:
             kept["haves"] = res.haves.assign(**extra)
             if sweep == "rtt":
                 kept["sends"] = res.sends.assign(**extra)
+                if extra["network.rtt"] in SHOWN_RTTS:
+                    kept["send_gaps"] = res.send_gaps.assign(**extra)
         return kept
 
     return keep
@@ -161,43 +173,102 @@ def fig_as(runs: pd.DataFrame, out: Path) -> list[Path]:
     return save(fig, out / "fig_as")
 
 
+#: The settings of the study's loss and TSO table, in its column order:
+#: (column prefix, heading, tcp.tso, network.ingress_loss).
+LOSS_CELLS = (("tso_off", "TSO off, no loss", False, 0.0), ("tso_on", "TSO on, no loss", True, 0.0),
+              ("tso_off_loss5", "TSO off, 5 % loss", False, 0.05))
+
+
+def _setting(part: pd.DataFrame, tso: bool, loss: float) -> pd.DataFrame:
+    """The rows of `part` (loss sweep) run with TSO `tso` and ingress loss `loss`."""
+    return part[(part[TSO] == tso) & np.isclose(part[LOSS].astype(float), loss)]
+
+
 def loss_table(runs: pd.DataFrame) -> pd.DataFrame:
-    """5 % loss: mean completion time per RTT and upload limit, TSO off vs on."""
+    """The study's table of the loss sweep: one row per upload limit and RTT
+    (limits outer, each in the sweep's order); for each setting of
+    `LOSS_CELLS` (prefix P): `P_s`, the mean over runs of each run's mean
+    download time; `P_sd_s`, their standard deviation over runs (NaN with one
+    run); `P_min_s` and `P_max_s`, the fastest and the slowest leecher over
+    all runs; `P_runs`, the number of runs."""
     part = runs[runs["sweep"] == "loss"]
-    t = part.pivot_table(index=["network.rtt", LIMITS], columns="tcp.tso", values="mean_download_time_s",
-                         aggfunc="mean", sort=False)
-    t.columns = [f"tso_{'on' if c else 'off'}_s" for c in t.columns]
-    return t.reset_index().rename(columns={LIMITS: "upload_limits", "network.rtt": "rtt"})
+    rows = []
+    for lim in dict.fromkeys(part[LIMITS]):
+        for rtt in dict.fromkeys(part["network.rtt"]):
+            at = part[(part[LIMITS] == lim) & (part["network.rtt"] == rtt)]
+            row = {"upload_limit": limits_label(str(lim).split("; ")), "rtt": rtt}
+            for name, _, tso, loss in LOSS_CELLS:
+                g = _setting(at, tso, loss)
+                t = g["mean_download_time_s"]
+                row.update({f"{name}_s": t.mean(), f"{name}_sd_s": t.std(ddof=1) if len(t) > 1 else float("nan"),
+                            f"{name}_min_s": g["min_download_time_s"].min(),
+                            f"{name}_max_s": g["max_download_time_s"].max(), f"{name}_runs": len(g)})
+            rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def fig_loss(table: pd.DataFrame, out: Path) -> list[Path]:
-    """5 % loss: mean completion time per RTT and upload limit, one bar for
-    TSO off and one for TSO on (`loss_table`)."""
-    fig, ax = plt.subplots(figsize=(7, 3.8))
+    """The loss table as bars: for each upload limit and RTT, one bar per
+    setting (TSO off and on without loss, TSO off with 5 % loss): the mean
+    completion time, with a bar from the fastest to the slowest leecher."""
+    fig, ax = plt.subplots(figsize=(8, 3.8))
     x = np.arange(len(table))
-    for i, col in enumerate(c for c in table.columns if c.startswith("tso_")):
-        bars(ax, x + (i - 0.5) * 0.4, table[col], label=col.removesuffix("_s").replace("_", " "), width=0.4)
-    names = [f"{r['rtt']}\n{limits_label(r['upload_limits'].split('; '))}" for _, r in table.iterrows()]
-    ax.set_xticks(x, names, fontsize=6)
+    width = 0.8 / len(LOSS_CELLS)
+    for i, (name, heading, _, _) in enumerate(LOSS_CELLS):
+        bars(ax, x + (i - (len(LOSS_CELLS) - 1) / 2) * width, table[f"{name}_s"], label=heading,
+             lo=table[f"{name}_min_s"], hi=table[f"{name}_max_s"], width=width, color=f"C{i}")
+    ax.set_xticks(x, [f"{r['upload_limit']}\n{r['rtt']}" for _, r in table.iterrows()], fontsize=6)
+    ax.set_xlabel("upload limit, RTT")
     ax.set_ylabel("download completion time [s]")
-    ax.set_title("5 % ingress loss: TSO off vs on")
-    legend(ax)
+    ax.set_title("TSO and 5 % ingress loss (mean, min/max over leechers and runs)")
+    legend(ax, title="setting")
     return save(fig, out / "fig_loss")
+
+
+def _cell(r, name: str) -> str:
+    """A cell of the drawn loss table: mean ± sd (fastest–slowest), in s."""
+    if not r[f"{name}_runs"]:
+        return ""
+    sd = f" ± {r[f'{name}_sd_s']:.0f}" if r[f"{name}_sd_s"] == r[f"{name}_sd_s"] else ""
+    return f"{r[f'{name}_s']:.0f}{sd} ({r[f'{name}_min_s']:.0f}–{r[f'{name}_max_s']:.0f})"
+
+
+def fig_loss_table(table: pd.DataFrame, out: Path) -> list[Path]:
+    """The loss table drawn in the study's layout: a row per upload limit
+    and RTT, a column per setting; each cell the mean completion time ± its
+    standard deviation over runs, with the fastest and the slowest leecher."""
+    drawn = pd.DataFrame({"upload limit": table["upload_limit"], "RTT": table["rtt"]})
+    for name, heading, _, _ in LOSS_CELLS:
+        drawn[heading] = [_cell(r, name) for _, r in table.iterrows()]
+    fig = table_figure(drawn, title="E0: download completion time [s], mean ± sd over runs (fastest–slowest leecher)")
+    return save(fig, out / "fig_loss_table")
 
 
 def fig_send_gaps(gaps: pd.DataFrame, out: Path) -> list[Path]:
     """CDF of the time between successive application sends at the leechers
-    (log x), per RTT, at 20 kB/s."""
-    part = gaps[(gaps["sweep"] == "rtt") & (gaps[LIMITS] == "20 kB/s; 20 kB/s")]
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for rtt, g in part.groupby("network.rtt", sort=False):
-        cdf_from_histogram(ax, g["gap_hi_s"], g["sends"], str(rtt))
-    ax.set_xscale("log")
-    ax.set_xlabel("time between successive sends on a connection [s]")
-    ax.set_ylabel("CDF")
-    ax.set_title("Time between application sends at leechers (20 kB/s)")
-    legend(ax, title="RTT")
+    (log x), one panel per RTT of `SHOWN_RTTS`, one line per upload limit
+    (seed/leechers) of the RTT sweep; first run of each point."""
+    part = gaps[gaps["sweep"] == "rtt"]
+    rtts = [r for r in SHOWN_RTTS if (part["network.rtt"] == r).any()]
+    limits = list(dict.fromkeys(part[LIMITS]))
+    fig, axes = plt.subplots(1, len(rtts), figsize=(3.4 * len(rtts), 3.6), sharey=True, squeeze=False)
+    for ax, rtt in zip(axes[0], rtts, strict=True):
+        at = part[part["network.rtt"] == rtt]
+        for i, lim in enumerate(limits):
+            g = at[at[LIMITS] == lim]
+            cdf_from_histogram(ax, g["gap_hi_s"], g["sends"], limits_label(str(lim).split("; ")), color=f"C{i}")
+        ax.set_xscale("log")
+        ax.set_xlabel("time between sends [s]")
+        ax.set_title(f"RTT {rtt}")
+    axes[0][0].set_ylabel("CDF of sends on a connection")
+    fig.suptitle("Time between successive application sends at leechers", y=1.01)
+    legend(axes[0][-1], title="upload limit (seed/leechers)", handles=_handles(axes[0]))
     return save(fig, out / "fig_send_gaps")
+
+
+def _handles(axes) -> list:
+    """Every labelled curve of `axes` (a row of panels), for one legend."""
+    return [h for ax in axes for h in ax.get_legend_handles_labels()[0]]
 
 
 def fig_srtt(sends: pd.DataFrame, out: Path) -> list[Path]:
@@ -216,33 +287,39 @@ def fig_srtt(sends: pd.DataFrame, out: Path) -> list[Path]:
 
 
 def fig_pieces(haves: pd.DataFrame, out: Path) -> list[Path]:
-    """Pieces available at leechers over time (from the HAVEs they sent), at
-    20 kB/s, for a few RTTs (first seed of each point)."""
-    part = haves[(haves["sweep"] == "rtt") & (haves[LIMITS] == "20 kB/s; 20 kB/s")]
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for rtt, g in part.groupby("network.rtt", sort=False):
-        if rtt not in ("0 ms", "400 ms", "1000 ms"):
-            continue
-        t = np.sort(g["time_s"].to_numpy())
-        timeseries(ax, t, np.arange(1, len(t) + 1), str(rtt))
-    ax.set_xlabel("time [s]")
-    ax.set_ylabel("pieces held by all leechers")
-    ax.set_title("Pieces available at leechers over time (HAVE messages)")
-    legend(ax, title="RTT")
+    """Pieces available at leechers over time (from the HAVEs they sent), one
+    panel per upload limit of `PIECES_LIMITS` (20/20 and 50/20 kB/s), one line
+    per RTT of `SHOWN_RTTS` (first run of each point)."""
+    part = haves[haves["sweep"] == "rtt"]
+    cases = [lim for lim in PIECES_LIMITS if (part[LIMITS] == lim).any()]
+    fig, axes = plt.subplots(1, len(cases), figsize=(4 * len(cases), 3.8), sharey=True, squeeze=False)
+    for ax, lim in zip(axes[0], cases, strict=True):
+        at = part[part[LIMITS] == lim]
+        for i, rtt in enumerate(SHOWN_RTTS):
+            t = np.sort(at.loc[at["network.rtt"] == rtt, "time_s"].to_numpy())
+            if len(t):
+                timeseries(ax, t, np.arange(1, len(t) + 1), rtt, color=f"C{i}")
+        ax.set_xlabel("time [s]")
+        ax.set_title(f"upload limit {limits_label(lim.split('; '))}")
+    axes[0][0].set_ylabel("pieces held by all leechers")
+    fig.suptitle("Pieces available at leechers over time (HAVE messages)", y=1.01)
+    legend(axes[0][-1], title="RTT", handles=_handles(axes[0]))
     return save(fig, out / "fig_pieces")
 
 
 def fig_payload(payload: pd.DataFrame, out: Path) -> list[Path]:
-    """Distribution of TCP payload lengths on the wire, TSO off vs on (5 % loss, RTT 400 ms)."""
+    """Distribution of TCP payload lengths on the wire at RTT 400 ms (every
+    upload limit and run pooled), one line per setting of the loss table."""
     part = payload[(payload["sweep"] == "loss") & (payload["network.rtt"] == "400 ms")]
     fig, ax = plt.subplots(figsize=(6, 4))
-    for tso, g in part.groupby("tcp.tso", sort=True):
-        cdf_from_histogram(ax, g["payload_bytes"], g["segments"], f"TSO {'on' if tso else 'off'}")
+    for i, (_, heading, tso, loss) in enumerate(LOSS_CELLS):
+        g = _setting(part, tso, loss)
+        cdf_from_histogram(ax, g["payload_bytes"], g["segments"], heading, color=f"C{i}")
     ax.set_xscale("log")
     ax.set_xlabel("TCP payload length [bytes]")
     ax.set_ylabel("CDF of segments")
-    ax.set_title("TCP payload lengths on the wire (RTT 400 ms, 5 % loss)")
-    legend(ax)
+    ax.set_title("TCP payload lengths on the wire (RTT 400 ms)")
+    legend(ax, title="setting")
     return save(fig, out / "fig_payload")
 
 
@@ -269,11 +346,21 @@ def render(report: Report, title: str):
     return t
 
 
+def figures(kept: dict[str, pd.DataFrame], table: pd.DataFrame, loss: pd.DataFrame, out: Path) -> list[Path]:
+    """Draws every figure of `FIGURES` into `out` from the kept tables (the
+    runs' summaries as ``kept["summary"]``), the summary table and the loss
+    table; returns the files written."""
+    runs = kept["summary"]
+    return (fig_rtt(runs, out) + fig_as(runs, out) + fig_loss(loss, out) + fig_loss_table(loss, out)
+            + fig_send_gaps(kept["send_gaps"], out) + fig_srtt(kept["sends"], out) + fig_pieces(kept["haves"], out)
+            + fig_payload(kept["payload_lengths"], out) + fig_summary(table, out))
+
+
 def reproduce(out_dir: str | os.PathLike[str], quick: bool = False, workers: int | None = None,
               show_progress: bool = True, force: bool = False, executor=None) -> Report:
     """Runs the E0 sweeps (on `executor`, see :mod:`torrentlab.executors`),
-    writes Parquet tables and figures into `out_dir` atomically, and returns
-    the summary table."""
+    writes Parquet tables, the loss table as CSV too, and figures into
+    `out_dir` atomically, and returns the summary table."""
     out = Path(out_dir)
     with atomic_dir(out, force=force, kind="reproduce", experiment="rao2010", quick=quick) as tmp:
         kept = run_all(quick, workers, show_progress, executor)
@@ -284,7 +371,6 @@ def reproduce(out_dir: str | os.PathLike[str], quick: bool = False, workers: int
         write_frame(table, tmp / "summary.parquet")
         loss = loss_table(runs)
         write_frame(loss, tmp / "loss_tso.parquet")
-        figs = (fig_rtt(runs, tmp) + fig_as(runs, tmp) + fig_loss(loss, tmp)
-                + fig_send_gaps(kept["send_gaps"], tmp) + fig_srtt(kept["sends"], tmp) + fig_pieces(kept["haves"], tmp)
-                + fig_payload(kept["payload_lengths"], tmp) + fig_summary(table, tmp))
+        loss.to_csv(tmp / "loss_tso.csv", index=False, float_format="%.1f")
+        figs = figures(kept, table, loss, tmp)
     return Report(table=table, out_dir=out, figures=[out / p.name for p in figs])

@@ -126,20 +126,23 @@ def fig_homogeneous(leechers: pd.DataFrame, out: Path) -> list[Path]:
 
 def fig_heterogeneous(leechers: pd.DataFrame, out: Path) -> list[Path]:
     """Each half-Cubic swarm: the CDF of T per application class (the two
-    halves), one panel per swarm."""
+    halves), one panel per swarm; an application has one colour in every
+    panel, and one legend to the right of the panels lists them."""
     part = leechers[~leechers["homogeneous"]]
     swarms = list(dict.fromkeys(part["swarm"]))
     if not swarms:
         return []
+    apps = [a for a in APPS if a in set(part["app"])] + [a for a in dict.fromkeys(part["app"]) if a not in APPS]
     fig, axes = plt.subplots(1, len(swarms), figsize=(2.8 * len(swarms), 3.2), sharey=True, squeeze=False)
     for ax, s in zip(axes[0], swarms, strict=True):
         g = part[part["swarm"] == s]
         for app, h in g.groupby("app", sort=False):
-            cdf(ax, h["T_s"], app)
+            cdf(ax, h["T_s"], app, color=f"C{apps.index(app) % 10}")
         ax.set_title(s, fontsize=8)
         ax.set_xlabel("T [s]")
-        ax.legend(fontsize=6, loc="lower right")
     axes[0][0].set_ylabel("CDF over the class's leechers")
+    handles = {h.get_label(): h for ax in axes[0] for h in ax.get_legend_handles_labels()[0]}
+    legend(axes[0][-1], title="application", handles=[handles[a] for a in apps if a in handles])
     return save(fig, out / "fig_heterogeneous")
 
 
