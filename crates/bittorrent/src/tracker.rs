@@ -3,10 +3,13 @@
 //!
 //! * A `started` announce joins the swarm; the reply lists up to `numwant`
 //!   peers (50 by default, `response_size`) drawn at random from the others.
-//! * The client announces again every `interval` (1800 s), or early when it
-//!   has fewer than `min_peers` (20) connections and at least
-//!   `rerequest_interval` (300 s) have passed since the last announce. With
-//!   `max_initiate` connections or more it asks for `numwant = 0`.
+//! * The client looks every 60 s from its start (`Rerequester.begin`) and
+//!   announces again once more than `interval` (1800 s) has passed since the
+//!   last announce, or early when at least `rerequest_interval` (300 s) has
+//!   and it is short of peers: fewer than `min_peers` (20) connections, or,
+//!   once any peer has connected to it (`ever_got_incoming`), no more than
+//!   `min_peers / 3` (6). With `max_initiate` connections or more it asks for
+//!   `numwant = 0`.
 //! * `completed` records the leecher's completion time as the tracker sees it
 //!   (what the experiments report); `stopped` removes the peer.
 
@@ -20,6 +23,8 @@ pub const REANNOUNCE_INTERVAL: Duration = Duration::from_secs(1800);
 pub const REREQUEST_INTERVAL: Duration = Duration::from_secs(300);
 /// Below this many connections the client announces early (`min_peers`).
 pub const MIN_PEERS: u32 = 20;
+/// How often the client looks whether to announce (`Rerequester.begin`).
+pub const CHECK_INTERVAL: Duration = Duration::from_secs(60);
 
 /// The announce event (BEP 3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,29 +90,64 @@ impl Tracker {
     }
 }
 
-/// When a client announces again (mainline `Rerequester`).
+/// When a client announces again (mainline 4.0.x `Rerequester._check`).
 #[derive(Clone, Copy, Debug)]
 pub struct AnnounceSchedule {
     last: Option<Time>,
     interval: Duration,
+    /// A peer has connected to us (mainline `Encoder.everinc`, set when an
+    /// incoming connection's handshake completes).
+    ever_got_incoming: bool,
+    /// When the client next looks ([`CHECK_INTERVAL`] apart).
+    next_check: Option<Time>,
 }
 
 impl Default for AnnounceSchedule {
     fn default() -> Self {
-        AnnounceSchedule { last: None, interval: REANNOUNCE_INTERVAL }
+        AnnounceSchedule { last: None, interval: REANNOUNCE_INTERVAL, ever_got_incoming: false, next_check: None }
     }
 }
 
 impl AnnounceSchedule {
+    /// The client starts at `now`: it first looks [`CHECK_INTERVAL`] later.
+    pub fn start(&mut self, now: Time) {
+        self.next_check = Some(now + CHECK_INTERVAL);
+    }
+
+    /// The client stops looking (it left).
+    pub fn stop(&mut self) {
+        self.next_check = None;
+    }
+
     pub fn announced(&mut self, now: Time) {
         self.last = Some(now);
+    }
+
+    /// A peer's connection to us completed its handshake.
+    pub fn got_incoming(&mut self) {
+        self.ever_got_incoming = true;
+    }
+
+    /// When the client next looks whether to announce.
+    pub fn next_check(&self) -> Option<Time> {
+        self.next_check
+    }
+
+    /// The client looks at `now` (its check is due) with `connections` open:
+    /// true when it announces. Schedules the next look.
+    pub fn check(&mut self, now: Time, connections: u32) -> bool {
+        if let Some(t) = self.next_check.filter(|&t| t <= now) {
+            self.next_check = Some(t + CHECK_INTERVAL);
+        }
+        self.due(now, connections)
     }
 
     /// A regular re-announce is due at `now` with `connections` open.
     pub fn due(&self, now: Time, connections: u32) -> bool {
         let Some(last) = self.last else { return false };
         let since = now.saturating_since(last);
-        since >= self.interval || (connections < MIN_PEERS && since >= REREQUEST_INTERVAL)
+        let short = if self.ever_got_incoming { connections <= MIN_PEERS / 3 } else { connections < MIN_PEERS };
+        since >= REREQUEST_INTERVAL && (short || since > self.interval)
     }
 
     /// `numwant` to send: 0 once at `max_initiate` connections, else `want`
@@ -161,15 +201,45 @@ mod tests {
     }
 
     #[test]
-    fn a_client_reannounces_every_1800_s_or_after_300_s_when_short_of_peers() {
+    fn a_client_reannounces_after_1800_s_or_after_300_s_when_short_of_peers() {
         let mut a = AnnounceSchedule::default();
         assert!(!a.due(s(5000), 0), "nothing before the first announce");
         a.announced(s(0));
         assert!(!a.due(s(299), 5));
         assert!(a.due(s(300), 19), "fewer than 20 connections: early");
         assert!(!a.due(s(300), 20));
-        assert!(a.due(s(1800), 40));
+        assert!(!a.due(s(1800), 40), "more than the interval, not as much");
+        assert!(a.due(s(1801), 40));
         assert_eq!(AnnounceSchedule::numwant(40, 40, DEFAULT_NUMWANT), 0);
         assert_eq!(AnnounceSchedule::numwant(39, 40, DEFAULT_NUMWANT), 50);
+    }
+
+    #[test]
+    fn once_a_peer_has_connected_to_it_a_client_is_short_of_peers_only_at_six_connections_or_fewer() {
+        let mut a = AnnounceSchedule::default();
+        a.announced(s(0));
+        a.got_incoming();
+        assert!(!a.due(s(400), 7), "20 / 3 = 6 in mainline's integer division");
+        assert!(a.due(s(400), 6));
+        assert!(!a.due(s(299), 0), "never within 300 s");
+    }
+
+    #[test]
+    fn the_client_looks_every_60_s_from_its_start() {
+        let mut a = AnnounceSchedule::default();
+        a.start(s(7));
+        a.announced(s(7));
+        assert_eq!(a.next_check(), Some(s(67)));
+        let mut looks = Vec::new();
+        for t in 0..400 {
+            if a.next_check().is_some_and(|c| c <= s(t)) {
+                a.check(s(t), 0);
+                looks.push(t);
+            }
+        }
+        assert_eq!(looks, vec![67, 127, 187, 247, 307, 367]);
+        assert!(a.due(s(307), 0), "the first look 300 s after the announce finds it due");
+        a.stop();
+        assert_eq!(a.next_check(), None);
     }
 }

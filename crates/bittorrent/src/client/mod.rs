@@ -437,6 +437,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         self.started = true;
         self.limiter.start(now);
         self.announce(now, AnnounceEvent::Started, io);
+        self.announces.start(now);
         self.next_rechoke = Some(now + self.cfg.rechoke_interval);
         self.next_keepalive = Some(now + self.cfg.keepalive_interval);
         if self.cfg.pipeline == Pipeline::Libtorrent || self.cfg.mixed_mode == Some(MixedMode::PeerProportional) {
@@ -463,6 +464,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             self.drop_conn(now, s, io, false);
         }
         self.announce(now, AnnounceEvent::Stopped, io);
+        self.announces.stop();
         self.next_rechoke = None;
         self.next_keepalive = None;
         self.next_second = None;
@@ -480,6 +482,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
                     let link = c.link;
                     io.frame(link, Frame::Handshake);
                     io.write(link, Frame::Handshake.wire_len());
+                    self.announces.got_incoming();
                 }
                 self.ready(now, slot, io);
             }
@@ -568,7 +571,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
 
     pub fn poll_timeout(&self) -> Option<Time> {
         let t = Time::earliest(Time::earliest(self.limiter.due(), self.next_rechoke), self.next_keepalive);
-        Time::earliest(t, self.next_second)
+        Time::earliest(Time::earliest(t, self.next_second), self.announces.next_check())
     }
 
     pub fn handle_timeout(&mut self, now: Time, io: &mut dyn Io) {
@@ -578,9 +581,9 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         if let Some(t) = self.next_rechoke.filter(|&t| t <= now) {
             self.next_rechoke = Some(t + self.cfg.rechoke_interval);
             self.rechoke(now, io, false);
-            if self.announces.due(now, self.live()) {
-                self.announce(now, AnnounceEvent::Regular, io);
-            }
+        }
+        if self.announces.next_check().is_some_and(|t| t <= now) && self.announces.check(now, self.live()) {
+            self.announce(now, AnnounceEvent::Regular, io);
         }
         if let Some(t) = self.next_second.filter(|&t| t <= now) {
             self.next_second = Some(t + Duration::from_secs(1));
