@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What the Linux kernel does with the congestion window of an
 application-limited sender, for comparison with torrentlab's
-`cwnd_validation` (docs/model.md, docs/validation.md).
+`cwnd_validation` (docs/model.md, docs/validation-ns3.md).
 
 Over loopback, for CUBIC and Reno: 200 writes of 1,380 bytes (a BitTorrent
 limiter's write) 5 ms apart, each acknowledged long before the next, then one

@@ -3,7 +3,7 @@
 
 Runs the same single-bottleneck dumbbell cases in torrentlab (in this process)
 and in ns-3 (PyPI wheel ``ns3``, in subprocesses), then writes
-``docs/validation.md`` (or prints it with ``--print``).
+``docs/validation-ns3.md`` (or prints it with ``--print``).
 
     python3 bench/validate_ns3.py            # full: 60 s per case, window [10 s, 60 s]
     python3 bench/validate_ns3.py --quick    # 20 s per case, window [5 s, 20 s]
@@ -21,7 +21,7 @@ delivered to the application in the measurement window.
 
 ns-3 runs every case twice, with its default loss recovery (PRR) and with
 TcpClassicRecovery, plus a few diagnostic runs (LP and LEDBAT variants, see
-docs/validation.md).  This is evidence, not a test: nothing is tuned to make
+docs/validation-ns3.md).  This is evidence, not a test: nothing is tuned to make
 the numbers agree.
 
 The ns-3 runs are spread over ``--jobs`` worker subprocesses
@@ -55,14 +55,14 @@ from validation.ns3_side import ns3_batch_worker, ns3_specs, run_ns3_batches  # 
 from validation.report import mbps, render  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
-DOC = REPO / "docs" / "validation.md"
+DOC = REPO / "docs" / "validation-ns3.md"
 
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="20 s per case, window from 5 s")
     p.add_argument("--print", action="store_true",
-                   help="print the page instead of writing docs/validation.md")
+                   help="print the page instead of writing docs/validation-ns3.md")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                    help="ns-3 worker subprocesses in parallel (default: CPU count)")
     p.add_argument("--isolated", action="store_true",

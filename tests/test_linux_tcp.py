@@ -1,6 +1,6 @@
 """The `linux` TCP preset against the Linux kernel the tests run on: the
 congestion window of a sender whose application writes less than the window
-carries (docs/validation.md, section 9)."""
+carries (docs/validation-ns3.md, section 9)."""
 
 import importlib.util
 import shutil

@@ -3,5 +3,5 @@
 - ``cases``: dumbbells, case list, torrentlab scenarios and runs;
 - ``ns3_side``: the ns-3 helpers (C++ via cppyy), one ns-3 case, the worker
   subprocesses (``validate_ns3.py --ns3-batch``);
-- ``report``: tables and the text of ``docs/validation.md``.
+- ``report``: tables and the text of ``docs/validation-ns3.md``.
 """

@@ -1,4 +1,4 @@
-"""Tables and text of docs/validation.md."""
+"""Tables and text of docs/validation-ns3.md."""
 
 from .cases import DIAGNOSTICS, DUMBBELLS, dumbbell
 
@@ -190,7 +190,7 @@ says what we found out about the cause, and what we could not explain.
   measurement window [{m['window_start']:g} s, {m['duration']:g} s]. Wall time
   {m['wall']:.0f} s on {m['cpus']} CPUs, most of it ns-3.
 - `python3 bench/validate_ns3.py --quick` runs 20 s per case (window from 5 s);
-  `--print` prints this page instead of writing `docs/validation.md`;
+  `--print` prints this page instead of writing `docs/validation-ns3.md`;
   `--json FILE` also saves every number. The ns-3 runs share `--jobs` worker
   processes (one ~11 s import each); `--isolated` gives every ns-3 run its own
   process and produces the same numbers.
