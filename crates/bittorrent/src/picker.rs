@@ -1,8 +1,14 @@
 //! Mainline 4.0.x's piece picker (`PiecePicker.py`, `Downloader.py`), from what
 //! each peer has:
 //!
-//! * **strict priority**: a piece already started (some blocks requested and
-//!   not all) that the peer has comes first, the one with the fewest copies;
+//! * **strict priority**: a piece already started that the peer has and that
+//!   still has blocks to request comes first, the one with the fewest copies.
+//!   A piece is started from its first request until it completes, even if a
+//!   choke sends all its requests back (`PiecePicker.requested`/`complete`).
+//!   When the peer has every piece (a seed, or a leecher that finished), only
+//!   pieces started from such peers count (`seedstarted`: `Downloader` passes
+//!   `have.numfalse == 0`), so a leecher asks a seed for its rarest missing
+//!   piece, not for one it is getting from other leechers;
 //! * **random first**: while fewer than `rarest_first_cutoff` (4) pieces are
 //!   complete, the first wanted piece the peer has in a per-torrent random
 //!   permutation;
@@ -65,6 +71,9 @@ pub trait Picker: Send {
     fn pick(&mut self, peer: &Bitfield) -> Option<u32>;
     /// Marks the next block of `piece` requested and returns it.
     fn next_block(&mut self, piece: u32) -> Option<u32>;
+    /// Blocks of `piece` are about to be requested from a peer; `from_seed`
+    /// when that peer has every piece (mainline `PiecePicker.requested`).
+    fn requested(&mut self, _piece: u32, _from_seed: bool) {}
     /// A request was dropped.
     fn block_unrequested(&mut self, piece: u32, block: u32);
     fn block_received(&mut self, piece: u32, block: u32) -> Arrival;
@@ -102,6 +111,9 @@ impl Picker for PiecePicker {
     }
     fn next_block(&mut self, piece: u32) -> Option<u32> {
         PiecePicker::next_block(self, piece)
+    }
+    fn requested(&mut self, piece: u32, from_seed: bool) {
+        PiecePicker::requested(self, piece, from_seed)
     }
     fn block_unrequested(&mut self, piece: u32, block: u32) {
         PiecePicker::block_unrequested(self, piece, block)
@@ -141,10 +153,14 @@ pub struct PiecePicker {
     random_order: Vec<u32>,
     /// Pieces we lack with blocks never requested (`has_free_blocks`).
     free: Bitfield,
-    /// Pieces started (some blocks requested, some free); may hold stale
-    /// entries, which `pick` drops.
+    /// Pieces started (requested at least once) and not complete; may hold
+    /// complete ones, which `pick` drops (mainline `started`).
     started: Vec<u32>,
     in_started: Vec<bool>,
+    /// Of those, the ones started from peers that have every piece
+    /// (mainline `seedstarted`).
+    seed_started: Vec<u32>,
+    in_seed_started: Vec<bool>,
     /// Free blocks of missing pieces; end game begins when it reaches 0.
     free_blocks: u64,
     end_game: bool,
@@ -172,6 +188,8 @@ impl PiecePicker {
             free: Bitfield::full(n),
             started: Vec::new(),
             in_started: vec![false; n as usize],
+            seed_started: Vec::new(),
+            in_seed_started: vec![false; n as usize],
             free_blocks: total as u64,
             end_game: false,
             rng,
@@ -239,11 +257,6 @@ impl PiecePicker {
         !self.have.has(piece) && self.pieces[piece as usize].requested < self.blocks_in(piece)
     }
 
-    #[inline]
-    fn started(&self, i: u32) -> bool {
-        self.pieces[i as usize].requested > 0 && self.has_free_blocks(i)
-    }
-
     /// True once every block of every missing piece has been requested; it
     /// stays true (mainline's `endgamemode`).
     pub fn in_end_game(&self) -> bool {
@@ -261,26 +274,37 @@ impl PiecePicker {
     fn refresh(&mut self, i: u32) {
         if self.has_free_blocks(i) {
             self.free.set(i);
-            if self.pieces[i as usize].requested > 0 && !self.in_started[i as usize] {
-                self.in_started[i as usize] = true;
-                self.started.push(i);
-            }
         } else {
             self.free.unset(i);
         }
     }
 
+    /// Blocks of `piece` are about to be requested from a peer that has
+    /// every piece (`from_seed`) or not: it is started from then on.
+    pub fn requested(&mut self, piece: u32, from_seed: bool) {
+        if !self.in_started[piece as usize] {
+            self.in_started[piece as usize] = true;
+            self.started.push(piece);
+        }
+        if from_seed && !self.in_seed_started[piece as usize] {
+            self.in_seed_started[piece as usize] = true;
+            self.seed_started.push(piece);
+        }
+    }
+
     /// The piece to request blocks from next, among those `peer` has.
     pub fn pick(&mut self, peer: &Bitfield) -> Option<u32> {
-        // Strict priority: started pieces first, the rarest of them.
-        let mut started = std::mem::take(&mut self.started);
-        started.retain(|&i| {
-            let keep = self.started(i);
-            self.in_started[i as usize] = keep;
-            keep
-        });
-        let pick = self.rarest(started.iter().copied().filter(|&i| peer.has(i)));
-        self.started = started;
+        // Strict priority: started pieces the peer has with blocks to
+        // request, the rarest of them; from a peer with every piece, only
+        // those started from such peers.
+        let seed = peer.count() == self.have.len();
+        let mut list = std::mem::take(if seed { &mut self.seed_started } else { &mut self.started });
+        let have = &self.have;
+        list.retain(|&i| !have.has(i));
+        let free = &self.free; // pieces with blocks to request
+        let pick =
+            rarest_of(&self.availability, &mut self.rng, list.iter().copied().filter(|&i| peer.has(i) && free.has(i)));
+        *(if seed { &mut self.seed_started } else { &mut self.started }) = list;
         if pick.is_some() {
             return pick;
         }
@@ -311,11 +335,6 @@ impl PiecePicker {
             })
             .filter(|&i| avail[i as usize] > 0);
         rarest_of(avail, &mut self.rng, candidates)
-    }
-
-    /// Among `candidates`, one with the fewest copies, ties at random.
-    fn rarest(&mut self, candidates: impl Iterator<Item = u32> + Clone) -> Option<u32> {
-        rarest_of(&self.availability, &mut self.rng, candidates)
     }
 
     /// Marks the first free block of `piece` requested and returns it.
@@ -442,6 +461,40 @@ mod tests {
     }
 
     #[test]
+    fn a_piece_whose_requests_a_choke_sent_back_keeps_its_priority() {
+        let mut p = picker(100);
+        let all = Bitfield::full(100);
+        let first = p.pick(&all).unwrap();
+        p.requested(first, false);
+        p.next_block(first);
+        p.block_unrequested(first, 0); // the peer choked us
+        assert_eq!(p.pick(&all), Some(first), "still started (mainline keeps it until complete)");
+    }
+
+    #[test]
+    fn a_seed_is_asked_only_for_pieces_started_from_seeds() {
+        let mut p = picker(20);
+        let seed = Bitfield::full(20);
+        let mut leecher = Bitfield::new(20);
+        for i in 0..19 {
+            leecher.set(i);
+        }
+        p.peer_bitfield(&seed, true);
+        p.peer_bitfield(&leecher, true);
+        for i in [0, 1, 2, 3] {
+            complete(&mut p, i);
+        }
+        p.requested(7, false); // started from the leecher
+        p.next_block(7);
+        assert_eq!(p.pick(&leecher), Some(7), "strict priority from the leecher");
+        let from_seed = p.pick(&seed).unwrap();
+        assert_eq!(from_seed, 19, "the seed gives the rarest piece (only it has 19), not piece 7");
+        p.requested(from_seed, true);
+        p.next_block(from_seed);
+        assert_eq!(p.pick(&seed), Some(19), "a piece started from a seed keeps the seed's priority");
+    }
+
+    #[test]
     fn after_four_pieces_the_rarest_piece_the_peer_has_is_picked() {
         let mut p = picker(20);
         let all = Bitfield::full(20);
@@ -542,16 +595,17 @@ mod tests {
             p.peer_bitfield(&all, true);
             for (op, piece, block) in ops {
                 match op {
-                    0 => { p.next_block(piece); }
+                    0 => { p.requested(piece, false); p.next_block(piece); }
                     1 => p.block_unrequested(piece, block),
                     2 => { p.block_received(piece, block); }
                     _ => { p.pick(&all); }
                 }
                 for i in 0..6 {
                     proptest::prop_assert_eq!(p.free.has(i), p.has_free_blocks(i));
-                    if p.started(i) {
+                    if p.in_started[i as usize] && !p.have().has(i) {
                         proptest::prop_assert!(p.started.contains(&i), "started piece {} is listed", i);
                     }
+                    proptest::prop_assert!(p.started.iter().filter(|&&j| j == i).count() <= 1, "listed once");
                     proptest::prop_assert_eq!(p.have().has(i), p.received_in(i) == p.blocks_in(i));
                 }
             }

@@ -212,6 +212,9 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
                 self.set_interested(slot, true, io);
             }
             self.conn(slot).example_interest = piece;
+            let have = &self.conns[slot as usize].as_ref().expect("a live slot").have;
+            let from_seed = have.count() == have.len();
+            self.picker.requested(piece, from_seed);
             while self.conn(slot).active.len() < cap {
                 let Some(block) = self.picker.next_block(piece) else { break };
                 self.request(slot, (piece, block), io);
