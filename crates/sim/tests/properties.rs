@@ -95,6 +95,8 @@ proptest! {
         sack in any::<bool>(),
         handshake in any::<bool>(),
     ) {
+        // uTP reads its delays against the peer's clock (random offsets here).
+        let utp: Vec<bool> = flows.iter().map(|f| f.0 % 7 == 6).collect();
         let sc = scenario(seed, flows, rate_mbps, buffer, delay_ms, (data_loss, ack_loss), sack, handshake);
         // run_checked asserts sent = delivered + dropped + lost + in flight.
         let (out, _) = run_checked(&sc);
@@ -118,7 +120,7 @@ proptest! {
         prop_assert!(out.queue.i64_column("packets").iter().all(|&p| p <= buffer as i64));
         let ts = out.timeseries.f64_column("time_s");
         prop_assert!(ts.windows(2).all(|w| w[0] <= w[1]));
-        // No one-way-delay sample beyond what the path holds: the propagation
+        // No TCP one-way-delay sample beyond what the path holds: the propagation
         // delay, the sender's access link (1 ms, a 30 kB buffer at twice the
         // rate) and the bottleneck's full buffer, each with the packet in
         // service and its own serialisation. Loss recovery must not add to it.
@@ -126,7 +128,7 @@ proptest! {
         let r = rate_mbps as f64;
         let bound = delay_ms as f64 + 1.0 + at(30_000.0 + 2.0 * 1500.0, 2.0 * r) + at((buffer as f64 + 2.0) * 1500.0, r);
         for (i, &owd) in out.flows.f64_column("max_one_way_delay_ms").iter().enumerate() {
-            prop_assert!(owd.is_nan() || owd <= bound + 1e-3, "flow {}: a one-way delay of {} ms above {} ms", i, owd, bound);
+            prop_assert!(utp[i] || owd.is_nan() || owd <= bound + 1e-3, "flow {}: a one-way delay of {} ms above {} ms", i, owd, bound);
         }
     }
 }
