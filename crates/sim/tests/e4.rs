@@ -108,3 +108,39 @@ fn a_flow_with_a_longer_path_gets_a_longer_rtt() {
     assert!((50.0..52.0).contains(&min_rtt(0)), "flow 0 RTT {}", min_rtt(0));
     assert!((200.0..202.0).contains(&min_rtt(1)), "flow 1 RTT {}", min_rtt(1));
 }
+
+/// Run (d) with slow start at 2 Mbit/s and 50 packets, seed 13, the TCP
+/// preset replaced by `preset` (the file's own fields, NewReno without
+/// delayed ACKs, stay): the timeouts of each flow.
+fn run_d_timeouts_with_preset(preset: &str) -> Vec<i64> {
+    let file = scenario_path("rossi2010/d-ledbat-vs-ledbat-random-start.toml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains("preset = \"rfc\""));
+    let text = text.replace("preset = \"rfc\"", &format!("preset = \"{preset}\""));
+    let mut sc = torrentlab_sim::Scenario::from_toml_str(&text, "d.toml").unwrap();
+    sc.seed = 13;
+    sc.network.bottleneck.capacity_bps = Some(2_000_000);
+    sc.network.bottleneck.buffer = torrentlab_net::BufferLimit::Packets(50);
+    for f in &mut sc.flows {
+        f.tcp.slow_start = true;
+    }
+    let (out, _) = run_checked(&sc);
+    out.flows.i64_column("timeouts").to_vec()
+}
+
+#[test]
+fn run_d_with_slow_start_has_its_timeout_cascade_under_the_rfc_preset_and_not_under_the_linux_eras() {
+    // Under `rfc` NewReno's "Impatient" timer fires in every long recovery
+    // (10 to 17 holes, one per RTT), and each timeout takes ssthresh from a
+    // flight the duplicate ACKs inflated to 200 packets and more, so the next
+    // slow start overshoots a 59-packet pipe and the cycle repeats. Linux, in
+    // every era, restarts the timer on each partial ACK and keeps the
+    // recovery's ssthresh on a timeout (docs/model.md, "Loss recovery by
+    // kernel era").
+    let rfc = run_d_timeouts_with_preset("rfc");
+    assert!(rfc.iter().any(|&t| t >= 10), "the cascade as shipped: {rfc:?}");
+    for preset in ["linux-6", "linux-2.6.32"] {
+        let t = run_d_timeouts_with_preset(preset);
+        assert!(t.iter().all(|&t| t < 3), "{preset}: timeouts per flow {t:?}");
+    }
+}

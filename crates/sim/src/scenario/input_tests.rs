@@ -416,3 +416,14 @@ fn an_uplink_log_needs_a_limited_uplink_and_at_most_as_many_peers_as_there_are()
     assert_eq!(e.field, "metrics.uplink_log_peers");
     assert!(e.message.contains("allowed: 0 to 6"), "{e}");
 }
+
+#[test]
+fn an_unknown_or_misspelt_tcp_preset_lists_the_preset_names() {
+    let e = bad_dumbbell("cc = \"newreno\"", "cc = \"newreno\"\ntcp = { preset = \"linux-2.6\" }");
+    assert_eq!(e.field, "flows[0].tcp.preset");
+    for name in ["rfc", "linux", "linux-2.6.32", "linux-6"] {
+        assert!(e.message.contains(&format!("`{name}`")), "{e}");
+    }
+    let e = bad_dumbbell("cc = \"newreno\"", "cc = \"newreno\"\ntcp = { preset = 6 }");
+    assert_eq!(e.message, "expected a string, one of \"rfc\", \"linux\", \"linux-2.6.32\", \"linux-6\"", "{e}");
+}

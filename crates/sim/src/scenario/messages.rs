@@ -91,7 +91,7 @@ fn variants(name: &str) -> &'static str {
     match name {
         "CcName" => "\"newreno\", \"cubic\", \"vegas\", \"lp\", \"nice\", \"ledbat\"",
         "TransportName" => "\"tcp\", \"utp\"",
-        "Preset" => "\"rfc\", \"linux\"",
+        "Preset" => "\"rfc\", \"linux\", \"linux-2.6.32\", \"linux-6\"",
         "Topology" => "\"dumbbell\"",
         "ClockOffsetsName" => "\"random\", \"zero\"",
         "UtpVariantName" => "\"bep29\", \"rfc6817\", \"draft\"",

@@ -88,11 +88,17 @@ pub struct RawLoss {
     pub ack: Option<f64>,
 }
 
+/// `preset`: where a TCP configuration starts (`TcpConfig::rfc`, `linux`,
+/// `linux_2_6_32`, `linux_6`).
 #[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum Preset {
     Rfc,
     Linux,
+    #[serde(rename = "linux-2.6.32")]
+    Linux2632,
+    #[serde(rename = "linux-6")]
+    Linux6,
 }
 
 /// `delayed_ack = false`, `true` (the preset's timer, 40 ms if it has none) or `"40 ms"`.

@@ -311,3 +311,21 @@ fn a_receive_window_beyond_tcps_largest_is_rejected() {
     assert_eq!(e.field, "flows[0].tcp.receive_window");
     assert!(e.message.contains("1 GiB"), "{}", e.message);
 }
+
+#[test]
+fn the_era_presets_give_the_kernels_parameters_and_recovery_rules_and_the_2_6_window_follows_the_mss() {
+    use torrentlab_transport::tcp::NewRenoTimer;
+    let with = |preset: &str, extra: &str| {
+        let tcp = format!("[tcp]\npreset = \"{preset}\"\n{extra}\n[[flows]]\ncc = \"newreno\"");
+        parse(&GOOD.replace("[[flows]]\ncc = \"newreno\"", &tcp)).unwrap().flows[0].tcp.clone()
+    };
+    assert_eq!(with("linux-2.6.32", ""), TcpConfig::linux_2_6_32());
+    assert_eq!(with("linux-6", ""), TcpConfig::linux_6());
+    let old = with("linux-2.6.32", "");
+    assert_eq!((old.initial_window, old.initial_rto), (3, Duration::from_secs(3)));
+    assert_eq!(old.newreno_timer, NewRenoTimer::SlowButSteady);
+    assert_eq!(with("linux-2.6.32", "mss = 1000").initial_window, 4, "2.6's tcp_init_cwnd for the MSS");
+    assert_eq!(with("linux-2.6.32", "mss = 1460").initial_window, 3, "2.6's threshold is 1460, not 2190");
+    assert_eq!(with("linux-6", "mss = 1000").initial_window, 10);
+    assert_eq!(with("linux", "").newreno_timer, NewRenoTimer::Impatient, "linux keeps the RFC's recovery");
+}

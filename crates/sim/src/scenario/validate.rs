@@ -325,17 +325,25 @@ pub(super) fn buffer_limit(
 }
 
 pub(super) fn tcp_config(cx: &Ctx, t: &RawTcp, at: &dyn Fn(&str) -> String) -> Result<TcpConfig, ScenarioError> {
-    let mut c = match t.preset.unwrap_or(Preset::Rfc) {
+    let preset = t.preset.unwrap_or(Preset::Rfc);
+    let mut c = match preset {
         Preset::Rfc => TcpConfig::rfc(),
         Preset::Linux => TcpConfig::linux(),
+        Preset::Linux2632 => TcpConfig::linux_2_6_32(),
+        Preset::Linux6 => TcpConfig::linux_6(),
     };
     if let Some(mss) = t.mss {
         if !(64..=65_495).contains(&mss) {
             return Err(cx.err(at("mss"), format!("{mss} is out of range; allowed: 64 to 65495 bytes")));
         }
         c.mss = mss;
-        if t.initial_window.is_none() && t.preset != Some(Preset::Linux) {
-            c.initial_window = TcpConfig::rfc5681_initial_window(mss);
+        // The initial window of the RFC and of 2.6 depends on the MSS; 10 does not.
+        if t.initial_window.is_none() {
+            match preset {
+                Preset::Rfc => c.initial_window = TcpConfig::rfc5681_initial_window(mss),
+                Preset::Linux2632 => c.initial_window = TcpConfig::linux_2_6_32_initial_window(mss),
+                Preset::Linux | Preset::Linux6 => {}
+            }
         }
     }
     if let Some(iw) = t.initial_window {

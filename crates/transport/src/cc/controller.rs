@@ -61,6 +61,10 @@ impl CongestionControl for Controller {
         each!(self, c => c.on_timeout(w, flight))
     }
 
+    fn loss_window(&self, w: &Window) -> u64 {
+        each!(self, c => c.loss_window(w))
+    }
+
     #[inline]
     fn on_tx_start(&mut self, now: Time, idle: Duration) {
         each!(self, c => c.on_tx_start(now, idle))

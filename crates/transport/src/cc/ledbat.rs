@@ -142,7 +142,11 @@ impl CongestionControl for Ledbat {
     fn on_timeout(&mut self, w: &mut Window, flight: u64) {
         self.frac = 0.0;
         w.ssthresh = (flight / 2).max(2 * w.mss as u64);
-        w.cwnd = (self.cfg.min_cwnd.max(1) as u64) * w.mss as u64;
+        w.cwnd = self.loss_window(w);
+    }
+
+    fn loss_window(&self, w: &Window) -> u64 {
+        (self.cfg.min_cwnd.max(1) as u64) * w.mss as u64
     }
 
     fn queuing_delay(&self) -> Option<Duration> {

@@ -95,6 +95,14 @@ pub trait CongestionControl: Send {
         w.cwnd = w.mss as u64;
     }
 
+    /// The window after a timeout that leaves ssthresh as it was (a repeated
+    /// timeout, or one inside a fast recovery: see
+    /// `TcpConfig::rto_keeps_recovery_ssthresh`): the loss window of
+    /// [`CongestionControl::on_timeout`] without its reduction.
+    fn loss_window(&self, w: &Window) -> u64 {
+        w.mss as u64
+    }
+
     /// New data leaves with nothing in flight, `idle` after the previous new
     /// data left (Linux `CA_EVENT_TX_START`). Not called while the window is
     /// in its first slow start (ssthresh not yet set), when no controller

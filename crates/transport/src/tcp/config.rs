@@ -1,7 +1,9 @@
-//! TCP parameters and the two presets (RFC and Linux).
+//! TCP parameters and the presets: RFC, and Linux by era.
 
 use serde::{Deserialize, Serialize};
 use torrentlab_engine::Duration;
+
+pub use super::recovery::{NewRenoTimer, RecoveryRate};
 
 /// How the retransmission timeout is derived from the RTT estimate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -74,6 +76,23 @@ pub struct TcpConfig {
     /// `tcp_slow_start_after_idle = 1`; RFC 2861 §3 and RFC 5681 §4.1's
     /// restart window). Off: a window survives any pause.
     pub slow_start_after_idle: bool,
+    /// NewReno fast recovery (`sack = false`): whether only the first partial
+    /// ACK restarts the retransmission timer (RFC 6582 §4 "Impatient") or
+    /// every one does ("Slow-but-Steady", as Linux).
+    pub newreno_timer: NewRenoTimer,
+    /// A timeout inside a loss episode keeps the episode's ssthresh instead of
+    /// recomputing it from the flight at the time (Linux `tcp_enter_loss`; see
+    /// [`super::recovery::rto_reduces_ssthresh`]). Off: every timeout sets
+    /// ssthresh from the flight (RFC 5681 eq. 4 as written).
+    pub rto_keeps_recovery_ssthresh: bool,
+    /// Limited transmit (RFC 3042 §2): one new segment on each of the first
+    /// two duplicate ACKs, beyond cwnd.
+    pub limited_transmit: bool,
+    /// How fast a fast recovery sends: as RFC 6675 / RFC 6582 write it (with
+    /// NewReno's window inflation), Linux 2.6's rate halving, or PRR (RFC
+    /// 6937, Linux 3.2+). The last two never inflate the window: without SACK
+    /// each duplicate ACK counts as a segment delivered, as in Linux.
+    pub recovery_rate: RecoveryRate,
 }
 
 /// The largest TSO segment: 64 KiB of IP packet (Linux `GSO_MAX_SIZE`).
@@ -104,14 +123,20 @@ impl TcpConfig {
             nagle: false,
             cwnd_validation: false,
             slow_start_after_idle: false,
+            newreno_timer: NewRenoTimer::Impatient,
+            rto_keeps_recovery_ssthresh: false,
+            limited_transmit: false,
+            recovery_rate: RecoveryRate::Rfc,
         }
     }
 
-    /// Linux defaults: initial window 10 (RFC 6928), RTO >= SRTT + 200 ms,
-    /// maximum RTO 120 s, delayed ACK 40 ms (`TCP_DELACK_MIN`), timestamps and
-    /// SACK on, the window grows only while it is used
-    /// ([`TcpConfig::cwnd_validation`]) and restarts after an idle RTO
-    /// ([`TcpConfig::slow_start_after_idle`]).
+    /// Linux >= 3.1 parameters with the RFC's loss recovery (the `linux`
+    /// preset, kept as it was before the era presets): initial window 10 (RFC
+    /// 6928), RTO >= SRTT + 200 ms, maximum RTO 120 s, delayed ACK 40 ms
+    /// (`TCP_DELACK_MIN`), timestamps and SACK on, the window grows only while
+    /// it is used ([`TcpConfig::cwnd_validation`]) and restarts after an idle
+    /// RTO ([`TcpConfig::slow_start_after_idle`]). Its recovery is RFC 6675 /
+    /// RFC 6582 as written, which no kernel does: see [`TcpConfig::linux_6`].
     pub fn linux() -> Self {
         TcpConfig {
             initial_window: 10,
@@ -122,6 +147,54 @@ impl TcpConfig {
             cwnd_validation: true,
             slow_start_after_idle: true,
             ..Self::rfc()
+        }
+    }
+
+    /// Linux 6.x: [`TcpConfig::linux`]'s parameters (initial window 10 since
+    /// 2.6.39, initial RTO 1 s since 3.1) with the loss-recovery rules the
+    /// model has of what 6.x does: the retransmission timer restarts on every
+    /// ACK of data, a timeout inside a loss episode keeps its ssthresh,
+    /// limited transmit, and PRR without NewReno's window inflation. (6.x's
+    /// RACK-TLP, F-RTO and undo are not modelled.)
+    pub fn linux_6() -> Self {
+        TcpConfig {
+            newreno_timer: NewRenoTimer::SlowButSteady,
+            rto_keeps_recovery_ssthresh: true,
+            limited_transmit: true,
+            recovery_rate: RecoveryRate::Prr,
+            ..Self::linux()
+        }
+    }
+
+    /// Linux 2.6.32, the kernel of the 2010-13 BitTorrent studies:
+    /// [`TcpConfig::linux_6`]'s timer, ssthresh and limited-transmit rules
+    /// (2.6.32 had them too), rate halving where 6.x has PRR, and 2.6.32's
+    /// parameters: the RFC 3390 initial window (3 segments at an MSS of
+    /// 1448, [`TcpConfig::linux_2_6_32_initial_window`]) and an initial RTO of
+    /// 3 s (RFC 1122; 1 s came with 3.1). The RTO formula, its 200 ms floor,
+    /// the 40 ms delayed ACK, window validation and the restart after idle
+    /// are as in [`TcpConfig::linux`]. (2.6.32's FACK, lost-retransmit
+    /// detection, F-RTO and undo are not modelled.)
+    pub fn linux_2_6_32() -> Self {
+        let mss = 1448;
+        TcpConfig {
+            mss,
+            initial_window: Self::linux_2_6_32_initial_window(mss),
+            initial_rto: Duration::from_secs(3),
+            recovery_rate: RecoveryRate::RateHalving,
+            ..Self::linux_6()
+        }
+    }
+
+    /// Linux 2.6's `tcp_init_cwnd` (RFC 3390 with a 1460-byte threshold):
+    /// 2 segments above an MSS of 1460 bytes, 3 above 1095, else 4.
+    pub fn linux_2_6_32_initial_window(mss: u32) -> u32 {
+        if mss > 1460 {
+            2
+        } else if mss > 1095 {
+            3
+        } else {
+            4
         }
     }
 
@@ -161,5 +234,46 @@ mod tests {
         assert_eq!(l.min_rto, Duration::from_millis(200));
         assert_eq!(l.initial_window, 10);
         assert_eq!(TcpConfig::rfc().min_rto, Duration::from_secs(1));
+    }
+
+    #[test]
+    fn linux_2_6_32_has_initial_window_3_and_an_initial_rto_of_3_s() {
+        let old = TcpConfig::linux_2_6_32();
+        assert_eq!(old.initial_window, 3);
+        assert_eq!(old.initial_rto, Duration::from_secs(3));
+        assert_eq!((old.min_rto, old.rto_formula), (Duration::from_millis(200), RtoFormula::Linux));
+        assert_eq!(old.delayed_ack, Some(Duration::from_millis(40)));
+        assert_eq!(old.newreno_timer, NewRenoTimer::SlowButSteady);
+        assert!(old.rto_keeps_recovery_ssthresh && old.limited_transmit);
+        assert_eq!(old.recovery_rate, RecoveryRate::RateHalving);
+        assert_eq!(TcpConfig::linux_2_6_32_initial_window(1460), 3);
+        assert_eq!(TcpConfig::linux_2_6_32_initial_window(1461), 2, "2.6's threshold, not RFC 5681's 2190");
+        assert_eq!(TcpConfig::linux_2_6_32_initial_window(1095), 4);
+    }
+
+    #[test]
+    fn linux_6_has_initial_window_10_an_initial_rto_of_1_s_and_the_kernels_recovery_rules() {
+        let new = TcpConfig::linux_6();
+        assert_eq!((new.initial_window, new.initial_rto), (10, Duration::from_secs(1)));
+        assert_eq!(new.newreno_timer, NewRenoTimer::SlowButSteady);
+        assert!(new.rto_keeps_recovery_ssthresh && new.limited_transmit);
+        assert_eq!(new.recovery_rate, RecoveryRate::Prr);
+        let same_params = TcpConfig {
+            newreno_timer: NewRenoTimer::Impatient,
+            rto_keeps_recovery_ssthresh: false,
+            limited_transmit: false,
+            recovery_rate: RecoveryRate::Rfc,
+            ..new
+        };
+        assert_eq!(same_params, TcpConfig::linux(), "linux-6 is the linux preset plus the recovery rules");
+    }
+
+    #[test]
+    fn the_rfc_and_linux_presets_keep_the_rfc_recovery_rules() {
+        for c in [TcpConfig::rfc(), TcpConfig::linux()] {
+            assert_eq!(c.newreno_timer, NewRenoTimer::Impatient);
+            assert!(!c.rto_keeps_recovery_ssthresh && !c.limited_transmit);
+            assert_eq!(c.recovery_rate, RecoveryRate::Rfc);
+        }
     }
 }

@@ -8,13 +8,14 @@
 mod config;
 mod connection;
 mod receiver;
+mod recovery;
 mod rtt;
 mod sack;
 mod segment;
 mod sender;
 mod thin_vec;
 
-pub use config::{RtoFormula, TcpConfig, TSO_MAX_PACKET};
+pub use config::{NewRenoTimer, RecoveryRate, RtoFormula, TcpConfig, TSO_MAX_PACKET};
 pub use connection::{TcpConnection, TcpState};
 pub use receiver::{ReceiverState, ReceiverStats, TcpReceiver};
 pub use rtt::RttEstimator;
@@ -24,5 +25,7 @@ pub use sender::{SenderStats, TcpInfo, TcpSender};
 
 #[cfg(test)]
 mod connection_tests;
+#[cfg(test)]
+mod recovery_tests;
 #[cfg(test)]
 mod tests;

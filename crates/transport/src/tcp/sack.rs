@@ -102,6 +102,11 @@ impl Scoreboard {
         None
     }
 
+    /// Bytes SACKed above the cumulative ACK.
+    pub fn sacked_bytes(&self) -> u64 {
+        self.sacked.iter().map(|&(s, e)| e - s).sum()
+    }
+
     /// Bytes in `[a, b)` that are not SACKed.
     pub fn unsacked_in(&self, a: u64, b: u64) -> u64 {
         if b <= a {

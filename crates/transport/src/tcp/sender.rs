@@ -11,10 +11,15 @@
 //!   window.
 //! * Without SACK it is NewReno (RFC 5681 §3.2, RFC 6582): fast retransmit on
 //!   the third duplicate ACK, window inflation by one SMSS per further
-//!   duplicate, partial ACKs retransmit the next hole and deflate the window (the
-//!   first one also restarts the timer: the "Impatient" variant), a full ACK
-//!   (covering `recover`) ends recovery with `cwnd = ssthresh`; a timeout goes
-//!   back to `snd_una` (go-back-N).
+//!   duplicate, partial ACKs retransmit the next hole and deflate the window
+//!   (the first one, or each one, also restarts the timer:
+//!   [`super::NewRenoTimer`]), a full ACK (covering `recover`) ends recovery
+//!   with `cwnd = ssthresh`; a timeout goes back to `snd_una` (go-back-N).
+//! * The rules on which the RFCs and Linux differ are switches of the
+//!   configuration, in [`super::recovery`]: the timer in NewReno recovery,
+//!   ssthresh on a timeout inside a loss episode, limited transmit, and the
+//!   send rate in fast recovery (rate halving or PRR in place of the above,
+//!   NewReno then without window inflation).
 //! * The retransmission timer is RFC 6298's: started when data is sent and none is
 //!   running, restarted on each ACK of new data, stopped when all is acknowledged;
 //!   on expiry the window collapses to the loss window and the timer backs off
@@ -25,10 +30,14 @@ use std::sync::Arc;
 use torrentlab_engine::{Duration, OptTime, OptU64, Time};
 
 use super::config::TcpConfig;
+use super::recovery::{RateReduction, RecoveryRate};
 use super::rtt::RttEstimator;
 use super::sack::{SackBlocks, Scoreboard};
 use super::segment::{Flags, Segment, Timestamps};
 use crate::cc::{AckSample, CongestionControl, Controller, Window};
+
+mod episode;
+use episode::Rare;
 
 /// Counters of one sender. Bytes are payload bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -121,7 +130,9 @@ pub struct TcpSender {
     /// Cwnd validation: the flight reached the window in the current round
     /// (Linux `is_cwnd_limited`).
     cwnd_limited: bool,
-    /// `recovery` is the resending after a timeout, not fast recovery.
+    /// The last loss episode (the one up to `recover`) began with a timeout,
+    /// not a fast retransmit (Linux `TCP_CA_Loss` against `TCP_CA_Recovery`):
+    /// `recovery`, if set, is the resending after a timeout.
     after_rto: bool,
     /// SACK: what the receiver holds above `snd_una`.
     scoreboard: Scoreboard,
@@ -136,9 +147,9 @@ pub struct TcpSender {
     /// SACK: the highest byte retransmitted in this recovery (RFC 6675 HighRxt).
     high_rxt: u64,
     losses: Losses,
-    /// With a window below one segment (TCP Nice): the earliest time the next
-    /// lone segment may leave, one segment per `srtt x mss / cwnd`.
-    paced_until: OptTime,
+    /// State few senders need (pacing below one segment, limited transmit, a
+    /// recovery at a reduced rate), boxed to keep an endpoint small.
+    rare: Option<Box<Rare>>,
 }
 
 impl TcpSender {
@@ -169,7 +180,7 @@ impl TcpSender {
             high_rxt: 0,
             after_rto: false,
             rto_deadline: OptTime::NONE,
-            paced_until: OptTime::NONE,
+            rare: None,
             snd_sml: 0,
             sent: Sent::default(),
             losses: Losses::default(),
@@ -239,7 +250,11 @@ impl TcpSender {
     #[inline]
     pub(crate) fn deadline(&self) -> OptTime {
         let paced = self.snd_nxt == self.snd_una && self.snd_nxt < self.app_end;
-        self.rto_deadline.earliest(if paced { self.paced_until } else { OptTime::NONE })
+        self.rto_deadline.earliest(if paced {
+            self.rare.as_ref().map_or(OptTime::NONE, |r| r.paced_until)
+        } else {
+            OptTime::NONE
+        })
     }
 
     #[inline]
@@ -310,6 +325,11 @@ impl TcpSender {
         if self.rto_deadline.is_none() {
             self.rto_deadline = OptTime::some(now + self.rtt.rto(&self.cfg));
         }
+        if self.recovery.is_some() && !self.after_rto {
+            if let Some(r) = self.rare.as_deref_mut() {
+                r.rate.sent(len);
+            }
+        }
     }
 
     /// True when [`TcpSender::poll_transmit`] would find nothing to send and
@@ -347,11 +367,15 @@ impl TcpSender {
         if flight == 0 && self.cfg.slow_start_after_idle && self.restart_could_matter() {
             self.restart_after_idle(now);
         }
-        let window = self.w.cwnd.min(self.peer_window as u64);
+        let limited = if self.dupacks != 0 { self.limited_transmit_room() } else { 0 };
+        let window = (self.w.cwnd + limited).min(self.peer_window as u64);
+        // What the window is measured against: the flight, less what duplicate
+        // ACKs say the receiver holds in a recovery at a reduced rate.
+        let counted = flight.saturating_sub(self.reno_held());
         if let Some(tso) = self.cfg.tso_max {
             // TSO: as many whole segments as the window and the data allow, in
             // one unit of up to `tso` payload bytes.
-            let room = window.saturating_sub(flight).min(self.app_end - self.snd_nxt).min(tso as u64);
+            let room = window.saturating_sub(counted).min(self.app_end - self.snd_nxt).min(tso as u64);
             len = len.max(room / mss * mss);
         }
         if self.nagle_holds(len) {
@@ -360,10 +384,12 @@ impl TcpSender {
             }
             return None;
         }
-        if flight + len > window {
+        if counted + len > window {
             // A window below one segment (TCP Nice) sends one segment every
             // `1/W` RTTs when nothing is in flight.
-            if !(self.w.cwnd < mss && flight == 0) || self.paced_until.get().is_some_and(|t| now < t) {
+            if !(self.w.cwnd < mss && flight == 0)
+                || self.rare.as_ref().and_then(|r| r.paced_until.get()).is_some_and(|t| now < t)
+            {
                 if flight + len > self.w.cwnd {
                     self.validate_cwnd(flight, true);
                 }
@@ -371,10 +397,14 @@ impl TcpSender {
             }
             let srtt = self.rtt.srtt().unwrap_or(self.rtt.rto(&self.cfg));
             let gap = srtt.as_secs_f64() * mss as f64 / self.w.cwnd.max(1) as f64;
-            self.paced_until = OptTime::some(now + Duration::from_secs_f64(gap));
+            self.rare.get_or_insert_with(Default::default).paced_until =
+                OptTime::some(now + Duration::from_secs_f64(gap));
         }
         let seq = self.snd_nxt;
         self.account_send(now, seq, len as u32);
+        if limited != 0 && flight + len > self.w.cwnd {
+            self.rare.get_or_insert_with(Default::default).limited_sent += len;
+        }
         // Before the window first leaves slow start (ssthresh unset) no
         // controller has state the event moves: skip reading it.
         if flight == 0 && self.w.ssthresh != u64::MAX {
@@ -534,8 +564,16 @@ impl TcpSender {
             self.sent.max_owd = self.sent.max_owd.max(d.0);
         }
         self.cc.on_sample(&sample);
+        // Rate halving and PRR count what each ACK delivers.
+        let reduced_rate = self.cfg.recovery_rate != RecoveryRate::Rfc;
+        let mut delivered = 0;
         if self.cfg.sack {
+            let sacked_before = if reduced_rate { self.scoreboard.sacked_bytes() } else { 0 };
             self.scoreboard.update(ack, seg.sack.ranges(ack));
+            if reduced_rate {
+                let acked = ack.saturating_sub(self.snd_una);
+                delivered = (acked + self.scoreboard.sacked_bytes()).saturating_sub(sacked_before);
+            }
         }
 
         if advances {
@@ -546,11 +584,13 @@ impl TcpSender {
                 self.rtt.on_sample(rtt);
             }
             self.rtt.reset_backoff();
-            self.dupacks = 0;
+            if std::mem::take(&mut self.dupacks) != 0 {
+                self.forget_limited_transmit();
+            }
             let mss = self.cfg.mss as u64;
             // RFC 6298 (5.3): restart the timer on new data acknowledged, except
-            // that in fast recovery only the first partial ACK restarts it (the
-            // "Impatient" variant RFC 6582 §3.2 step 5 and §4 specify), so a
+            // that in NewReno fast recovery with the "Impatient" timer (RFC 6582
+            // §3.2 step 5 and §4) only the first partial ACK restarts it, so a
             // window with many holes ends in a timeout, not one hole per RTT.
             let mut restart_timer = true;
             if let Some(point) = self.rto_recovery() {
@@ -563,21 +603,26 @@ impl TcpSender {
                 match self.fast_recovery() {
                     Some(recover) if ack >= recover => {
                         // Full acknowledgement: leave fast recovery with cwnd = ssthresh
-                        // (RFC 6582 §3.2 step 3, option 2; what Linux and ns-3 do).
-                        self.w.cwnd = self.w.ssthresh;
+                        // (RFC 6582 §3.2 step 3, option 2; what Linux and ns-3 do), or
+                        // below it after rate halving (2.6's `tcp_complete_cwr`).
+                        self.w.cwnd = RateReduction::cwnd_at_end(self.cfg.recovery_rate, &self.w);
                         self.recovery = OptU64::NONE;
                     }
                     Some(_) if self.cfg.sack => {} // SACK: pipe governs; no inflation to undo
                     Some(_) => {
                         // Partial acknowledgement: retransmit the next hole, deflate.
-                        restart_timer = !self.partial_ack_seen;
+                        restart_timer = self.cfg.newreno_timer.restarts_on_partial_ack(!self.partial_ack_seen);
                         self.partial_ack_seen = true;
                         self.retransmit_pending = true;
-                        self.w.cwnd = self.w.cwnd.saturating_sub(acked);
-                        if acked >= mss {
-                            self.w.cwnd += mss;
+                        if let Some(r) = self.rare.as_deref_mut().filter(|_| reduced_rate).map(|r| &mut r.rate) {
+                            delivered = r.reno_partial_ack(acked, mss);
+                        } else {
+                            self.w.cwnd = self.w.cwnd.saturating_sub(acked);
+                            if acked >= mss {
+                                self.w.cwnd += mss;
+                            }
+                            self.w.cwnd = self.w.cwnd.max(mss);
                         }
-                        self.w.cwnd = self.w.cwnd.max(mss);
                     }
                     None => self.cc.on_ack(&mut self.w, &sample),
                 }
@@ -593,9 +638,13 @@ impl TcpSender {
             if self.cfg.sack {
                 // Handled below: SACK recovery starts on the count or the scoreboard.
             } else if self.fast_recovery().is_some() {
-                self.w.cwnd += self.cfg.mss as u64;
+                match self.rare.as_deref_mut().filter(|_| reduced_rate).map(|r| &mut r.rate) {
+                    Some(r) => delivered = r.reno_duplicate(self.snd_max - self.snd_una, self.cfg.mss as u64),
+                    None => self.w.cwnd += self.cfg.mss as u64,
+                }
             } else if self.dupacks == self.cfg.dupack_threshold && self.recover.get().is_none_or(|r| ack > r) {
                 self.enter_fast_recovery();
+                delivered = self.cfg.mss as u64; // the duplicate's segment
             }
         }
         // `recover` is asked last: it lives with the loss-recovery fields, in
@@ -609,59 +658,16 @@ impl TcpSender {
         {
             self.enter_fast_recovery();
         }
+        if reduced_rate && self.fast_recovery().is_some() {
+            self.reduce_rate(delivered);
+        }
         self.enforce_no_slow_start();
-    }
-
-    fn enter_fast_recovery(&mut self) {
-        let mss = self.cfg.mss as u64;
-        let flight = self.snd_max - self.snd_una;
-        self.w.ssthresh = self.cc.ssthresh_after_loss(&self.w, flight);
-        // NewReno inflates by the three segments that left; SACK counts the pipe.
-        self.w.cwnd = if self.cfg.sack { self.w.ssthresh } else { self.w.ssthresh + 3 * mss };
-        self.high_rxt = self.snd_una;
-        self.recovery = OptU64::some(self.snd_max);
-        self.after_rto = false;
-        self.partial_ack_seen = false;
-        self.recover = OptU64::some(self.snd_max);
-        self.retransmit_pending = true;
-        self.losses.fast_retransmits += 1;
     }
 
     fn enforce_no_slow_start(&mut self) {
         if !self.cfg.slow_start && self.fast_recovery().is_none() {
             self.w.ssthresh = self.w.ssthresh.min(self.w.cwnd);
         }
-    }
-
-    /// Fires the retransmission timer if it is due; harmless otherwise.
-    pub fn handle_timeout(&mut self, now: Time) {
-        let Some(deadline) = self.rto_deadline.get() else { return };
-        if now < deadline {
-            return;
-        }
-        if self.snd_una >= self.snd_max {
-            self.rto_deadline = OptTime::NONE;
-            return;
-        }
-        self.losses.timeouts += 1;
-        let flight = self.snd_max - self.snd_una;
-        self.cc.on_timeout(&mut self.w, flight);
-        self.recovery = OptU64::NONE;
-        self.recover = OptU64::some(self.snd_max);
-        self.dupacks = 0;
-        self.retransmit_pending = false;
-        if self.cfg.sack {
-            // Every unSACKed byte sent so far is lost; resend those, skipping
-            // what the receiver holds (as Linux's loss state does).
-            self.recovery = OptU64::some(self.snd_max);
-            self.after_rto = true;
-            self.high_rxt = self.snd_una;
-        } else {
-            self.snd_nxt = self.snd_una;
-        }
-        self.rtt.on_timeout();
-        self.rto_deadline = OptTime::some(now + self.rtt.rto(&self.cfg));
-        self.enforce_no_slow_start();
     }
 
     /// The configuration (a connection shares it with its receiving half).

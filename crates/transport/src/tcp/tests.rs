@@ -7,34 +7,34 @@ use super::SackBlocks;
 use super::*;
 use crate::cc::{CcConfig, LedbatConfig};
 
-const MSS: u64 = 1448;
+pub(super) const MSS: u64 = 1448;
 
-fn ms(x: u64) -> Time {
+pub(super) fn ms(x: u64) -> Time {
     Time(x * 1_000_000)
 }
 
 /// NewReno recovery (no SACK), initial window 3: the classic scripted cases.
-fn cfg() -> TcpConfig {
+pub(super) fn cfg() -> TcpConfig {
     TcpConfig { initial_window: 3, sack: false, ..TcpConfig::rfc() }
 }
 
-fn sender(cfg: TcpConfig, bytes: u64) -> TcpSender {
+pub(super) fn sender(cfg: TcpConfig, bytes: u64) -> TcpSender {
     let mut s = TcpSender::new(cfg, CcConfig::NewReno.build());
     s.write(bytes);
     s
 }
 
 /// Everything the sender will send at `now`.
-fn drain(s: &mut TcpSender, now: Time) -> Vec<Segment> {
+pub(super) fn drain(s: &mut TcpSender, now: Time) -> Vec<Segment> {
     std::iter::from_fn(|| s.poll_transmit(now)).collect()
 }
 
-fn seqs(segs: &[Segment]) -> Vec<u64> {
+pub(super) fn seqs(segs: &[Segment]) -> Vec<u64> {
     segs.iter().map(|s| s.seq / MSS).collect()
 }
 
 /// An ACK as the receiver would send it, echoing `ecr`.
-fn ack(n: u64, val: Time, ecr: Time) -> Segment {
+pub(super) fn ack(n: u64, val: Time, ecr: Time) -> Segment {
     Segment {
         seq: 0,
         ack: n,
@@ -47,7 +47,7 @@ fn ack(n: u64, val: Time, ecr: Time) -> Segment {
 }
 
 /// An ACK with SACK blocks given in segment numbers `[from, to)`.
-fn sack_ack(n: u64, blocks: &[(u64, u64)], t: Time) -> Segment {
+pub(super) fn sack_ack(n: u64, blocks: &[(u64, u64)], t: Time) -> Segment {
     Segment { sack: SackBlocks::new(n, blocks.iter().map(|&(a, b)| (a * MSS, b * MSS))), ..ack(n, t, ms(0)) }
 }
 
@@ -274,7 +274,7 @@ fn transfer(cc: CcConfig, bytes: u64, lose: &[u64], delay_ms: u64) -> (TcpSender
     transfer_with(cfg(), cc, bytes, lose, delay_ms)
 }
 
-fn transfer_with(
+pub(super) fn transfer_with(
     cfg: TcpConfig,
     cc: CcConfig,
     bytes: u64,
@@ -381,7 +381,7 @@ fn a_window_below_one_segment_sends_one_segment_every_one_over_w_rtts() {
     assert_eq!(seqs(&drain(&mut s, ms(500))), vec![2]);
 }
 
-fn sack_cfg() -> TcpConfig {
+pub(super) fn sack_cfg() -> TcpConfig {
     TcpConfig { initial_window: 10, ..TcpConfig::rfc() }
 }
 
