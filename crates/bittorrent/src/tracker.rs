@@ -133,13 +133,16 @@ impl AnnounceSchedule {
         self.next_check
     }
 
-    /// The client looks at `now` (its check is due) with `connections` open:
-    /// true when it announces. Schedules the next look.
+    /// If its look is due at `now`, the client looks with `connections`
+    /// open and schedules the next one: true when it announces.
     pub fn check(&mut self, now: Time, connections: u32) -> bool {
-        if let Some(t) = self.next_check.filter(|&t| t <= now) {
-            self.next_check = Some(t + CHECK_INTERVAL);
+        match self.next_check {
+            Some(t) if t <= now => {
+                self.next_check = Some(t + CHECK_INTERVAL);
+                self.due(now, connections)
+            }
+            _ => false,
         }
-        self.due(now, connections)
     }
 
     /// A regular re-announce is due at `now` with `connections` open.
@@ -233,9 +236,9 @@ mod tests {
         let mut looks = Vec::new();
         for t in 0..400 {
             if a.next_check().is_some_and(|c| c <= s(t)) {
-                a.check(s(t), 0);
                 looks.push(t);
             }
+            assert_eq!(a.check(s(t), 0), looks.last() == Some(&t) && t >= 307, "announces only on a look, once due");
         }
         assert_eq!(looks, vec![67, 127, 187, 247, 307, 367]);
         assert!(a.due(s(307), 0), "the first look 300 s after the announce finds it due");

@@ -582,7 +582,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             self.next_rechoke = Some(t + self.cfg.rechoke_interval);
             self.rechoke(now, io, false);
         }
-        if self.announces.next_check().is_some_and(|t| t <= now) && self.announces.check(now, self.live()) {
+        if self.announces.check(now, self.live()) {
             self.announce(now, AnnounceEvent::Regular, io);
         }
         if let Some(t) = self.next_second.filter(|&t| t <= now) {
