@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use torrentlab_engine::Duration;
 
-pub use super::recovery::{NewRenoTimer, RecoveryRate};
+pub use super::recovery::{LossDetection, NewRenoTimer, RecoveryRate};
 
 /// How the retransmission timeout is derived from the RTT estimate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -93,6 +93,14 @@ pub struct TcpConfig {
     /// 6937, Linux 3.2+). The last two never inflate the window: without SACK
     /// each duplicate ACK counts as a segment delivered, as in Linux.
     pub recovery_rate: RecoveryRate,
+    /// With SACK: how a segment is found lost, by RFC 6675's duplicate-ACK
+    /// rules or by RACK's send times (RFC 8985 §6, Linux 4.18+). Without SACK
+    /// it is NewReno's either way, as in Linux.
+    pub loss_detection: LossDetection,
+    /// With SACK: the tail loss probe (RFC 8985 §7, Linux 3.10+): with data
+    /// in flight and no loss known, one segment goes out two SRTTs after the
+    /// last ACK so that a lost tail brings SACKs instead of a timeout.
+    pub tail_loss_probe: bool,
 }
 
 /// The largest TSO segment: 64 KiB of IP packet (Linux `GSO_MAX_SIZE`).
@@ -127,6 +135,8 @@ impl TcpConfig {
             rto_keeps_recovery_ssthresh: false,
             limited_transmit: false,
             recovery_rate: RecoveryRate::Rfc,
+            loss_detection: LossDetection::Rfc6675,
+            tail_loss_probe: false,
         }
     }
 
@@ -154,14 +164,16 @@ impl TcpConfig {
     /// 2.6.39, initial RTO 1 s since 3.1) with the loss-recovery rules the
     /// model has of what 6.x does: the retransmission timer restarts on every
     /// ACK of data, a timeout inside a loss episode keeps its ssthresh,
-    /// limited transmit, and PRR without NewReno's window inflation. (6.x's
-    /// RACK-TLP, F-RTO and undo are not modelled.)
+    /// limited transmit, PRR without NewReno's window inflation, and with
+    /// SACK RACK-TLP (RFC 8985). (6.x's F-RTO and undo are not modelled.)
     pub fn linux_6() -> Self {
         TcpConfig {
             newreno_timer: NewRenoTimer::SlowButSteady,
             rto_keeps_recovery_ssthresh: true,
             limited_transmit: true,
             recovery_rate: RecoveryRate::Prr,
+            loss_detection: LossDetection::Rack,
+            tail_loss_probe: true,
             ..Self::linux()
         }
     }
@@ -182,6 +194,8 @@ impl TcpConfig {
             initial_window: Self::linux_2_6_32_initial_window(mss),
             initial_rto: Duration::from_secs(3),
             recovery_rate: RecoveryRate::RateHalving,
+            loss_detection: LossDetection::Rfc6675,
+            tail_loss_probe: false,
             ..Self::linux_6()
         }
     }
@@ -258,11 +272,14 @@ mod tests {
         assert_eq!(new.newreno_timer, NewRenoTimer::SlowButSteady);
         assert!(new.rto_keeps_recovery_ssthresh && new.limited_transmit);
         assert_eq!(new.recovery_rate, RecoveryRate::Prr);
+        assert_eq!((new.loss_detection, new.tail_loss_probe), (LossDetection::Rack, true));
         let same_params = TcpConfig {
             newreno_timer: NewRenoTimer::Impatient,
             rto_keeps_recovery_ssthresh: false,
             limited_transmit: false,
             recovery_rate: RecoveryRate::Rfc,
+            loss_detection: LossDetection::Rfc6675,
+            tail_loss_probe: false,
             ..new
         };
         assert_eq!(same_params, TcpConfig::linux(), "linux-6 is the linux preset plus the recovery rules");
@@ -274,6 +291,7 @@ mod tests {
             assert_eq!(c.newreno_timer, NewRenoTimer::Impatient);
             assert!(!c.rto_keeps_recovery_ssthresh && !c.limited_transmit);
             assert_eq!(c.recovery_rate, RecoveryRate::Rfc);
+            assert_eq!((c.loss_detection, c.tail_loss_probe), (LossDetection::Rfc6675, false));
         }
     }
 }

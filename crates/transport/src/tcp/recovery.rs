@@ -9,6 +9,7 @@
 //!   ssthresh again (Linux `tcp_enter_loss`).
 //! * [`limited_transmit_room`]: new data on the first two duplicate ACKs
 //!   (RFC 3042).
+//! * [`LossDetection`]: RFC 6675's duplicate-ACK rules or RACK (RFC 8985).
 //! * [`RecoveryRate`] and [`RateReduction`]: how fast a fast recovery sends
 //!   (RFC 6675 / 6582 as written, Linux 2.6's rate halving, or PRR).
 
@@ -90,6 +91,19 @@ pub(crate) fn limited_transmit_room(dupacks: u32, dupthresh: u32, mss: u32) -> u
         return 0;
     }
     dupacks.min(2) as u64 * mss as u64
+}
+
+/// How a SACK sender decides that a segment is lost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum LossDetection {
+    /// RFC 6675: DupThresh duplicate ACKs, or IsLost (more than DupThresh - 1
+    /// segments' worth, or DupThresh blocks, SACKed above a hole); a hole
+    /// retransmitted once is not found lost again before the timeout.
+    Rfc6675,
+    /// RACK (RFC 8985 §6, Linux 4.18+'s only SACK loss detection): by send
+    /// time, with a reordering window; lost retransmissions are found too
+    /// ([`super::rack`]).
+    Rack,
 }
 
 /// How fast recovery paces what it sends, and with it how NewReno counts the

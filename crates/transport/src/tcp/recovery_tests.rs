@@ -204,3 +204,60 @@ fn every_preset_recovers_every_byte_of_transfers_with_scattered_and_burst_losses
         }
     }
 }
+
+/// `linux-6` with RACK-TLP, ACKs not delayed (the scripts count segments).
+fn rack_cfg(tlp: bool) -> TcpConfig {
+    TcpConfig { delayed_ack: None, tail_loss_probe: tlp, ..TcpConfig::linux_6() }
+}
+
+#[test]
+fn under_rack_a_loss_with_two_duplicates_is_repaired_by_fast_recovery_where_rfc6675_waits_for_the_timer() {
+    // Four segments, the second lost: two duplicate ACKs and no new data.
+    let (s, r, end) = transfer_with(rack_cfg(false), CcConfig::NewReno, 4 * MSS, &[1], 50);
+    assert_eq!(r.delivered(), 4 * MSS);
+    let st = s.stats();
+    assert_eq!((st.timeouts, st.fast_retransmits, st.retransmitted_segments), (0, 1, 1));
+    assert!(end < ms(300), "a quarter RTT after the last SACK, not an RTO: {end:?}");
+    let rfc = TcpConfig { loss_detection: LossDetection::Rfc6675, ..rack_cfg(false) };
+    let (s, _, end) = transfer_with(rfc, CcConfig::NewReno, 4 * MSS, &[1], 50);
+    assert_eq!((s.stats().timeouts, s.stats().fast_retransmits), (1, 0));
+    assert!(end > ms(300));
+}
+
+#[test]
+fn the_tail_loss_probe_turns_a_lost_tail_into_a_fast_recovery_without_a_timeout() {
+    // Ten segments, the last two lost: no duplicate ACK at all.
+    let (s, r, _) = transfer_with(rack_cfg(true), CcConfig::NewReno, 10 * MSS, &[8, 9], 50);
+    assert_eq!(r.delivered(), 10 * MSS);
+    let st = s.stats();
+    assert_eq!((st.timeouts, st.loss_probes, st.fast_retransmits), (0, 1, 1), "{st:?}");
+    assert_eq!(st.retransmitted_segments, 2, "the probe (segment 9), then segment 8 by RACK");
+    let (s, ..) = transfer_with(rack_cfg(false), CcConfig::NewReno, 10 * MSS, &[8, 9], 50);
+    assert_eq!((s.stats().timeouts, s.stats().loss_probes), (1, 0), "without the probe the timer fires");
+}
+
+#[test]
+fn the_probe_timer_is_two_srtt_after_the_last_ack_and_waits_for_the_delayed_ack_with_one_segment_out() {
+    let mut s = sender(rack_cfg(true), 3 * MSS);
+    assert_eq!(drain(&mut s, ms(0)).len(), 3);
+    s.handle_ack(ms(100), &ack(MSS, ms(100), ms(0)));
+    let srtt = s.info().srtt.unwrap();
+    assert_eq!(s.poll_timeout(), Some(ms(100) + srtt + srtt + Duration::from_millis(2)));
+    s.handle_ack(ms(101), &ack(2 * MSS, ms(101), ms(0)));
+    let srtt = s.info().srtt.unwrap();
+    let pto = (srtt + srtt + Duration::from_millis(200)).min(s.rto());
+    assert_eq!(s.poll_timeout(), Some(ms(101) + pto), "one segment out: the 200 ms allowance, within the RTO");
+}
+
+#[test]
+fn rack_resends_a_lost_retransmission_an_rtt_later_where_rfc6675_waits_for_the_timer() {
+    // Segment 3 is lost, and so is its first retransmission; segments sent
+    // after that retransmission are SACKed.
+    let (s, r, _) = transfer_with(rack_cfg(false), CcConfig::NewReno, 60 * MSS, &[3, 3], 50);
+    assert_eq!(r.delivered(), 60 * MSS);
+    let st = s.stats();
+    assert_eq!((st.timeouts, st.lost_retransmits, st.retransmitted_segments), (0, 1, 2), "{st:?}");
+    let rfc = TcpConfig { loss_detection: LossDetection::Rfc6675, ..rack_cfg(false) };
+    let (s, ..) = transfer_with(rfc, CcConfig::NewReno, 60 * MSS, &[3, 3], 50);
+    assert_eq!(s.stats().timeouts, 1);
+}

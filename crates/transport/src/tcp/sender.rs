@@ -37,6 +37,7 @@ use super::segment::{Flags, Segment, Timestamps};
 use crate::cc::{AckSample, CongestionControl, Controller, Window};
 
 mod episode;
+mod loss_detection;
 use episode::Rare;
 
 /// Counters of one sender. Bytes are payload bytes.
@@ -54,6 +55,10 @@ pub struct SenderStats {
     pub max_rtt_sample_ns: u64,
     /// The largest one-way-delay sample handed to the controller (ns).
     pub max_owd_sample_ns: u64,
+    /// RACK: retransmissions found lost (Linux `TCPLostRetransmit`).
+    pub lost_retransmits: u64,
+    /// Tail loss probes sent (Linux `TCPLossProbes`).
+    pub loss_probes: u64,
 }
 
 /// A TCP_INFO-like snapshot of the sender.
@@ -148,7 +153,8 @@ pub struct TcpSender {
     high_rxt: u64,
     losses: Losses,
     /// State few senders need (pacing below one segment, limited transmit, a
-    /// recovery at a reduced rate), boxed to keep an endpoint small.
+    /// recovery at a reduced rate, RACK-TLP's segment log), boxed to keep an
+    /// endpoint small.
     rare: Option<Box<Rare>>,
 }
 
@@ -157,6 +163,7 @@ impl TcpSender {
         let cfg: Arc<TcpConfig> = cfg.into();
         let iw = cfg.initial_window as u64 * cfg.mss as u64;
         let ssthresh = if cfg.slow_start { u64::MAX } else { iw };
+        let rare = Self::rack_for(&cfg).map(|rack| Box::new(Rare { rack: Some(rack), ..Rare::default() }));
         TcpSender {
             rtt: RttEstimator::new(),
             w: Window { cwnd: iw, ssthresh, mss: cfg.mss },
@@ -180,7 +187,7 @@ impl TcpSender {
             high_rxt: 0,
             after_rto: false,
             rto_deadline: OptTime::NONE,
-            rare: None,
+            rare,
             snd_sml: 0,
             sent: Sent::default(),
             losses: Losses::default(),
@@ -221,6 +228,8 @@ impl TcpSender {
             duplicate_acks: l.duplicate_acks,
             max_rtt_sample_ns: s.max_rtt,
             max_owd_sample_ns: s.max_owd,
+            lost_retransmits: self.rare.as_deref().and_then(|x| x.rack.as_ref()).map_or(0, |r| r.lost_retransmits),
+            loss_probes: self.rare.as_deref().and_then(|x| x.rack.as_ref()).map_or(0, |r| r.probes),
         }
     }
 
@@ -250,11 +259,15 @@ impl TcpSender {
     #[inline]
     pub(crate) fn deadline(&self) -> OptTime {
         let paced = self.snd_nxt == self.snd_una && self.snd_nxt < self.app_end;
-        self.rto_deadline.earliest(if paced {
+        let rto = self.rto_deadline.earliest(if paced {
             self.rare.as_ref().map_or(OptTime::NONE, |r| r.paced_until)
         } else {
             OptTime::NONE
-        })
+        });
+        match self.rare.as_deref().and_then(|x| x.rack.as_ref()) {
+            Some(r) => rto.earliest(r.deadline()),
+            None => rto,
+        }
     }
 
     #[inline]
@@ -299,19 +312,34 @@ impl TcpSender {
         if let Some((seq, len)) = self.scoreboard.next_unsacked(self.high_rxt, lost_below, mss) {
             return Some(self.retransmit(now, seq, len));
         }
-        if self.snd_nxt < self.app_end {
-            let len = (self.app_end - self.snd_nxt).min(mss as u64);
-            if self.snd_nxt - self.snd_una + len <= self.peer_window as u64 && !self.nagle_holds(len) {
-                let seq = self.snd_nxt;
-                self.account_send(now, seq, len as u32);
-                self.last_data_sent = OptTime::some(now);
-                self.snd_nxt += len;
-                self.snd_max = self.snd_max.max(self.snd_nxt);
-                return Some(self.segment(now, seq, len as u32));
-            }
+        if let Some(seg) = self.send_new_data(now) {
+            return Some(seg);
         }
         let (seq, len) = self.scoreboard.next_unsacked(self.high_rxt, self.snd_max, mss)?;
         Some(self.retransmit(now, seq, len))
+    }
+
+    /// One segment of new data in a loss episode, if the receive window and
+    /// Nagle let it out.
+    fn send_new_data(&mut self, now: Time) -> Option<Segment> {
+        if self.snd_nxt >= self.app_end {
+            return None;
+        }
+        let len = (self.app_end - self.snd_nxt).min(self.cfg.mss as u64);
+        if self.snd_nxt - self.snd_una + len > self.peer_window as u64 || self.nagle_holds(len) {
+            return None;
+        }
+        Some(self.send_new(now, len))
+    }
+
+    /// `len` bytes of new data leave now.
+    fn send_new(&mut self, now: Time, len: u64) -> Segment {
+        let seq = self.snd_nxt;
+        self.account_send(now, seq, len as u32);
+        self.last_data_sent = OptTime::some(now);
+        self.snd_nxt += len;
+        self.snd_max = self.snd_max.max(self.snd_nxt);
+        self.segment(now, seq, len as u32)
     }
 
     #[inline]
@@ -330,6 +358,9 @@ impl TcpSender {
                 r.rate.sent(len);
             }
         }
+        if let Some(r) = self.rare.as_deref_mut().and_then(|x| x.rack.as_mut()) {
+            r.on_send(now, seq, len);
+        }
     }
 
     /// True when [`TcpSender::poll_transmit`] would find nothing to send and
@@ -338,7 +369,10 @@ impl TcpSender {
     /// decides.)
     #[inline]
     pub fn is_quiet(&self) -> bool {
-        self.recovery.is_none() && !self.retransmit_pending && self.snd_nxt >= self.app_end
+        self.recovery.is_none()
+            && !self.retransmit_pending
+            && self.snd_nxt >= self.app_end
+            && self.rare.as_deref().and_then(|x| x.rack.as_ref()).is_none_or(|r| !r.probe_pending)
     }
 
     /// The next segment to put on the wire, if the windows allow one.
@@ -346,6 +380,14 @@ impl TcpSender {
     pub fn poll_transmit(&mut self, now: Time) -> Option<Segment> {
         // The endpoint's own fields first: most calls find nothing to send
         // without reading the configuration.
+        if let Some(r) = self.rare.as_deref().and_then(|x| x.rack.as_ref()) {
+            if r.probe_pending {
+                return self.send_probe(now);
+            }
+            if self.recovery.is_some() && self.rack_detects() {
+                return self.rack_transmit(now);
+            }
+        }
         if self.recovery.is_some() && self.cfg.sack {
             return self.sack_transmit(now);
         }
@@ -418,6 +460,9 @@ impl TcpSender {
         }
         let flight = self.snd_nxt - self.snd_una;
         self.validate_cwnd(flight, flight >= self.w.cwnd);
+        if self.has_rack() {
+            self.schedule_probe(now, false);
+        }
         Some(self.segment(now, seq, len as u32))
     }
 
@@ -567,6 +612,7 @@ impl TcpSender {
         // Rate halving and PRR count what each ACK delivers.
         let reduced_rate = self.cfg.recovery_rate != RecoveryRate::Rfc;
         let mut delivered = 0;
+        let sack_news = self.has_rack() && self.rack_on_ack(now, seg, ack);
         if self.cfg.sack {
             let sacked_before = if reduced_rate { self.scoreboard.sacked_bytes() } else { 0 };
             self.scoreboard.update(ack, seg.sack.ranges(ack));
@@ -647,9 +693,13 @@ impl TcpSender {
                 delivered = self.cfg.mss as u64; // the duplicate's segment
             }
         }
+        if self.has_rack() {
+            self.rack_after_ack(now, seg, ack, advances, sack_news);
+        }
         // `recover` is asked last: it lives with the loss-recovery fields, in
         // a line that an ACK with nothing lost need not read.
         if self.cfg.sack
+            && !self.rack_detects()
             && self.recovery.is_none()
             && self.snd_max > self.snd_una
             && (self.dupacks >= self.cfg.dupack_threshold

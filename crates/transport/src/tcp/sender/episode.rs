@@ -5,6 +5,7 @@
 
 use torrentlab_engine::{OptTime, OptU64, Time};
 
+use super::super::rack::Rack;
 use super::super::recovery::{self, Episode, RateReduction, RecoveryRate};
 use super::TcpSender;
 use crate::cc::CongestionControl;
@@ -57,9 +58,7 @@ impl TcpSender {
     pub(super) fn reduce_rate(&mut self, delivered: u64) {
         let mss = self.cfg.mss as u64;
         let pipe = if self.cfg.sack {
-            let lost_below = self.scoreboard.lost_boundary(self.cfg.dupack_threshold, self.cfg.mss);
-            let high_rxt = self.high_rxt.max(self.snd_una);
-            self.scoreboard.pipe(self.snd_una, self.snd_max, high_rxt, lost_below.unwrap_or(self.snd_una))
+            self.sack_pipe()
         } else {
             let flight = self.snd_max - self.snd_una;
             let head = if self.retransmit_pending { flight.min(mss) } else { 0 };
@@ -100,10 +99,14 @@ impl TcpSender {
         self.recover = OptU64::some(self.snd_max);
         self.retransmit_pending = true;
         self.losses.fast_retransmits += 1;
+        self.rack_episode_begins();
     }
 
     /// Fires the retransmission timer if it is due; harmless otherwise.
     pub fn handle_timeout(&mut self, now: Time) {
+        if self.has_rack() {
+            self.rack_timers(now);
+        }
         let Some(deadline) = self.rto_deadline.get() else { return };
         if now < deadline {
             return;
@@ -134,6 +137,12 @@ impl TcpSender {
             // what the receiver holds (as Linux's loss state does).
             self.recovery = OptU64::some(self.snd_max);
             self.high_rxt = self.snd_una;
+            if let Some(r) = self.rare.as_deref_mut().and_then(|x| x.rack.as_mut()) {
+                // RACK: the head and all but the recently sent are lost; the
+                // head goes again at once (Linux `tcp_retransmit_timer`).
+                r.mark_lost_on_timeout(now);
+                self.retransmit_pending = self.cfg.loss_detection == recovery::LossDetection::Rack;
+            }
         } else {
             self.snd_nxt = self.snd_una;
         }
@@ -154,4 +163,7 @@ pub(super) struct Rare {
     pub(super) limited_sent: u64,
     /// A fast recovery under rate halving or PRR.
     pub(super) rate: RateReduction,
+    /// RACK-TLP's segment log and timers (RFC 8985), for SACK flows that
+    /// ask for either (from the start).
+    pub(super) rack: Option<Rack>,
 }

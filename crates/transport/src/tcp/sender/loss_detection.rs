@@ -1,0 +1,245 @@
+//! The sender with RACK-TLP ([`super::super::rack`], RFC 8985), as Linux
+//! 4.18+ runs it for SACK flows: every segment's send time is logged, ACKs
+//! deliver segments and RACK marks the lost ones, a loss starts fast
+//! recovery (no duplicate-ACK count), recovery resends what is marked lost
+//! and then new data while the pipe (Linux `tcp_packets_in_flight`) is below
+//! cwnd, a timeout marks lost all but the recently sent, and the tail loss
+//! probe fires in the Open state.
+
+use torrentlab_engine::{OptTime, OptU64, Time};
+
+use super::super::rack::{self, Rack};
+use super::super::recovery::LossDetection;
+use super::super::segment::Segment;
+use super::TcpSender;
+use crate::cc::CongestionControl;
+
+impl TcpSender {
+    /// The RACK-TLP state a configuration asks for: with SACK, under RACK
+    /// loss detection or the tail loss probe.
+    pub(super) fn rack_for(cfg: &super::TcpConfig) -> Option<Rack> {
+        (cfg.sack && (cfg.loss_detection == LossDetection::Rack || cfg.tail_loss_probe)).then(Rack::default)
+    }
+
+    /// The sender keeps RACK-TLP's state.
+    #[inline]
+    pub(super) fn has_rack(&self) -> bool {
+        self.rare.as_deref().is_some_and(|x| x.rack.is_some())
+    }
+
+    /// RACK decides what is lost (not RFC 6675's rules).
+    #[inline]
+    pub(super) fn rack_detects(&self) -> bool {
+        self.has_rack() && self.cfg.loss_detection == LossDetection::Rack
+    }
+
+    /// An ACK's deliveries into the log (before the sender's own state
+    /// moves). Returns whether it SACKed something new.
+    #[cold]
+    pub(super) fn rack_on_ack(&mut self, now: Time, seg: &Segment, ack: u64) -> bool {
+        let Some(r) = self.rare.as_deref_mut().and_then(|x| x.rack.as_mut()) else { return false };
+        let sacked = r.sacked;
+        r.on_ack(now, ack.max(self.snd_una), seg.sack.ranges(ack));
+        r.sacked > sacked
+    }
+
+    /// RFC 8985 §6.2 step 5 after an ACK or at the reordering timer: marks
+    /// the lost segments and sets the reordering timer. Returns the bytes
+    /// newly marked lost.
+    #[cold]
+    pub(super) fn rack_detect_loss(&mut self, now: Time, force: bool) -> u64 {
+        let in_recovery = self.recovery.is_some();
+        let dupthresh = self.cfg.dupack_threshold as u64 * self.cfg.mss as u64;
+        let srtt = self.rtt.srtt();
+        let Some(r) = self.rare.as_deref_mut().and_then(|x| x.rack.as_mut()) else { return 0 };
+        if !force && !r.advanced() {
+            return 0;
+        }
+        let reo_wnd = r.reo_wnd(in_recovery, dupthresh, srtt);
+        r.detect_loss(now, reo_wnd)
+    }
+
+    /// RACK found a loss outside any loss episode (Linux's Open or
+    /// Disorder state, `tcp_time_to_recover`: "the loss is proven"): fast
+    /// recovery.
+    #[cold]
+    pub(super) fn rack_may_enter_recovery(&mut self) {
+        let lost = self.rare.as_deref().and_then(|x| x.rack.as_ref()).is_some_and(|r| r.lost > 0);
+        if lost && self.recovery.is_none() && self.episode().is_none() {
+            self.enter_fast_recovery();
+        }
+    }
+
+    /// After an ACK's own processing: what the probe found, RACK's loss
+    /// marking and the recovery it starts, and the probe timer (Linux
+    /// `tcp_process_tlp_ack`, `tcp_fastretrans_alert`, `tcp_set_xmit_timer`).
+    #[cold]
+    pub(super) fn rack_after_ack(&mut self, now: Time, seg: &Segment, ack: u64, advances: bool, sack_news: bool) {
+        self.process_tlp_ack(seg, ack, advances, sack_news);
+        if self.rack_detects() && self.rack_detect_loss(now, false) > 0 {
+            self.rack_may_enter_recovery();
+        }
+        if advances {
+            self.schedule_probe(now, true);
+        }
+    }
+
+    /// Transmission in a loss episode under RACK: the first retransmission
+    /// of an episode at once, then, while `pipe + SMSS <= cwnd`, lost
+    /// segments in sequence order, then new data (Linux
+    /// `tcp_xmit_retransmit_queue`, then `tcp_write_xmit`).
+    #[cold]
+    pub(super) fn rack_transmit(&mut self, now: Time) -> Option<Segment> {
+        let mss = self.cfg.mss;
+        let r = self.rare.as_deref().and_then(|x| x.rack.as_ref())?;
+        let lost = r.next_lost(mss);
+        if std::mem::take(&mut self.retransmit_pending) {
+            if let Some((seq, len)) = lost {
+                return Some(self.retransmit(now, seq, len));
+            }
+        }
+        if r.pipe(self.snd_max - self.snd_una) + mss as u64 > self.w.cwnd {
+            return None;
+        }
+        if let Some((seq, len)) = lost {
+            return Some(self.retransmit(now, seq, len));
+        }
+        self.send_new_data(now)
+    }
+
+    /// The pipe of a SACK recovery: RACK's count, or RFC 6675's SetPipe.
+    pub(super) fn sack_pipe(&self) -> u64 {
+        if let Some(r) = self.rare.as_deref().and_then(|x| x.rack.as_ref()).filter(|_| self.rack_detects()) {
+            return r.pipe(self.snd_max - self.snd_una);
+        }
+        let lost_below = self.scoreboard.lost_boundary(self.cfg.dupack_threshold, self.cfg.mss);
+        let high_rxt = self.high_rxt.max(self.snd_una);
+        self.scoreboard.pipe(self.snd_una, self.snd_max, high_rxt, lost_below.unwrap_or(self.snd_una))
+    }
+
+    /// Linux's Open state, where a probe may be scheduled: no loss episode,
+    /// nothing SACKed, lost or being retransmitted, no duplicate ACKs.
+    fn is_open(&self) -> bool {
+        self.recovery.is_none()
+            && self.episode().is_none()
+            && self.dupacks == 0
+            && self.rare.as_deref().and_then(|x| x.rack.as_ref()).is_some_and(|r| r.is_open())
+    }
+
+    /// RFC 8985 §7.2 (Linux `tcp_schedule_loss_probe`): after new data
+    /// left (`on_ack` false), or after an ACK of new data (`on_ack` true),
+    /// in the Open state with data in flight, the probe timer is set to the
+    /// probe timeout, but no later than the retransmission timer would fire
+    /// (on an ACK: one RTO from now). Elsewhere it is stopped.
+    #[cold]
+    pub(super) fn schedule_probe(&mut self, now: Time, on_ack: bool) {
+        if !self.cfg.tail_loss_probe {
+            return;
+        }
+        let flight = self.snd_max - self.snd_una;
+        let open = flight > 0 && self.is_open();
+        let rto = self.rtt.rto(&self.cfg);
+        let rto_left = if on_ack { rto } else { self.rto_deadline.get().map_or(rto, |t| t.saturating_since(now)) };
+        let segments = flight.div_ceil(self.cfg.mss as u64);
+        let pto = rack::probe_timeout(self.rtt.srtt(), segments, self.cfg.min_rto, self.cfg.initial_rto);
+        let Some(r) = self.rare.as_deref_mut().and_then(|x| x.rack.as_mut()) else { return };
+        r.pto_deadline = if open { OptTime::some(now + pto.min(rto_left)) } else { OptTime::NONE };
+    }
+
+    /// The probe timer fired (Linux `tcp_send_loss_probe`): one probe per
+    /// flight, and only in the Open state; otherwise the retransmission
+    /// timer takes over.
+    #[cold]
+    pub(super) fn probe_timer_fired(&mut self, now: Time) {
+        let open = self.is_open();
+        let Some(r) = self.rare.as_deref_mut().and_then(|x| x.rack.as_mut()) else { return };
+        r.pto_deadline = OptTime::NONE;
+        if r.tlp_high_seq.is_some() || !open || self.snd_max == self.snd_una {
+            self.rto_deadline = OptTime::some(now + self.rtt.rto(&self.cfg));
+            return;
+        }
+        r.probe_pending = true;
+    }
+
+    /// The probe itself: one segment of new data if the receive window lets
+    /// it out (whatever cwnd says), else the last segment again; then the
+    /// retransmission timer restarts.
+    #[cold]
+    pub(super) fn send_probe(&mut self, now: Time) -> Option<Segment> {
+        let mss = self.cfg.mss;
+        let r = self.rare.as_deref_mut().and_then(|x| x.rack.as_mut())?;
+        r.probe_pending = false;
+        let new_fits =
+            self.snd_nxt < self.app_end && self.snd_nxt - self.snd_una + mss as u64 <= self.peer_window as u64;
+        let seg = if new_fits {
+            let len = (self.app_end - self.snd_nxt).min(mss as u64);
+            self.send_new(now, len)
+        } else {
+            let (seq, len) = r.last_unsacked(mss)?;
+            self.retransmit(now, seq, len)
+        };
+        let r = self.rare.as_deref_mut().and_then(|x| x.rack.as_mut()).expect("checked above");
+        r.tlp_retrans = !new_fits;
+        r.tlp_high_seq = OptU64::some(self.snd_nxt);
+        r.probes += 1;
+        self.rto_deadline = OptTime::some(now + self.rtt.rto(&self.cfg));
+        Some(seg)
+    }
+
+    /// Linux `tcp_process_tlp_ack`: an ACK at or above the probe's
+    /// `snd_nxt` tells what it found. A probe of new data needs nothing; a
+    /// retransmission that the ACK passes repaired a loss, and the window is
+    /// reduced once (ssthresh from the controller, cwnd = ssthresh); a pure
+    /// duplicate says both copies arrived.
+    #[cold]
+    pub(super) fn process_tlp_ack(&mut self, seg: &Segment, ack: u64, advances: bool, sack_news: bool) {
+        let flight = self.snd_max - self.snd_una;
+        let Some(r) = self.rare.as_deref_mut().and_then(|x| x.rack.as_mut()) else { return };
+        let Some(high) = r.tlp_high_seq.get() else { return };
+        if ack < high {
+            return;
+        }
+        if !r.tlp_retrans {
+            r.tlp_high_seq = OptU64::NONE;
+        } else if ack > high {
+            r.tlp_high_seq = OptU64::NONE;
+            self.w.ssthresh = self.cc.ssthresh_after_loss(&self.w, flight);
+            self.w.cwnd = self.w.ssthresh;
+        } else if !advances && !sack_news && seg.len == 0 {
+            r.tlp_high_seq = OptU64::NONE;
+        }
+    }
+
+    /// A loss episode begins: no probe in it (Linux `tcp_init_cwnd_reduction`
+    /// and `tcp_enter_loss` clear `tlp_high_seq`).
+    pub(super) fn rack_episode_begins(&mut self) {
+        if let Some(r) = self.rare.as_deref_mut().and_then(|x| x.rack.as_mut()) {
+            r.tlp_high_seq = OptU64::NONE;
+            r.pto_deadline = OptTime::NONE;
+            r.probe_pending = false;
+        }
+    }
+
+    /// The reordering or probe timer, if one is due; true if one fired.
+    #[cold]
+    pub(super) fn rack_timers(&mut self, now: Time) -> bool {
+        let Some(r) = self.rare.as_deref().and_then(|x| x.rack.as_ref()) else { return false };
+        let (reo, pto) = (r.reo_deadline.get(), r.pto_deadline.get());
+        let mut fired = false;
+        if reo.is_some_and(|t| t <= now) {
+            fired = true;
+            // Linux `tcp_rack_reo_timeout`.
+            if let Some(r) = self.rare.as_deref_mut().and_then(|x| x.rack.as_mut()) {
+                r.reo_deadline = OptTime::NONE;
+            }
+            if self.rack_detect_loss(now, true) > 0 {
+                self.rack_may_enter_recovery();
+            }
+        }
+        if pto.is_some_and(|t| t <= now) {
+            fired = true;
+            self.probe_timer_fired(now);
+        }
+        fired
+    }
+}
