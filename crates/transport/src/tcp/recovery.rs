@@ -102,7 +102,7 @@ pub enum LossDetection {
     Rfc6675,
     /// RACK (RFC 8985 §6, Linux 4.18+'s only SACK loss detection): by send
     /// time, with a reordering window; lost retransmissions are found too
-    /// ([`super::rack`]).
+    /// (`tcp/rack.rs`).
     Rack,
 }
 

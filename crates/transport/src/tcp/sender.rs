@@ -20,6 +20,9 @@
 //!   ssthresh on a timeout inside a loss episode, limited transmit, and the
 //!   send rate in fast recovery (rate halving or PRR in place of the above,
 //!   NewReno then without window inflation).
+//! * With SACK, RACK-TLP (RFC 8985) can take the place of RFC 6675's loss
+//!   rules and add the tail loss probe ([`super::LossDetection`],
+//!   `TcpConfig::tail_loss_probe`; `sender/loss_detection.rs`).
 //! * The retransmission timer is RFC 6298's: started when data is sent and none is
 //!   running, restarted on each ACK of new data, stopped when all is acknowledged;
 //!   on expiry the window collapses to the loss window and the timer backs off
