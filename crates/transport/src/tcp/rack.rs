@@ -44,7 +44,8 @@ struct Sent {
 
 /// SACKed by the receiver.
 const SACKED: u8 = 1;
-/// Deemed lost and not yet retransmitted (Linux `TCPCB_LOST`).
+/// Deemed lost (Linux `TCPCB_LOST`; it stays when the segment is resent,
+/// so lost and not yet resent is `LOST` without `RETRANS`).
 const LOST: u8 = 2;
 /// A retransmission of it is in flight (Linux `TCPCB_SACKED_RETRANS`).
 const RETRANS: u8 = 4;
@@ -89,9 +90,8 @@ pub(crate) struct Rack {
     /// A delivery moved RACK's state since the last detection (Linux
     /// `rack.advanced`).
     advanced: bool,
-    /// Bytes SACKed, deemed lost (and not retransmitted since), and
-    /// retransmitted and in flight: Linux's `sacked_out`, `lost_out` and
-    /// `retrans_out` in bytes.
+    /// Bytes SACKed, deemed lost (resent or not), and retransmitted and in
+    /// flight: Linux's `sacked_out`, `lost_out` and `retrans_out` in bytes.
     pub sacked: u64,
     pub lost: u64,
     pub retrans: u64,
@@ -130,14 +130,10 @@ impl Rack {
             if s.has(SACKED) {
                 continue;
             }
-            let l = s.len as u64;
-            if s.has(LOST) {
-                self.lost -= l;
-            }
             if !s.has(RETRANS) {
-                self.retrans += l;
+                self.retrans += s.len as u64;
             }
-            s.flags = (s.flags & !LOST) | RETRANS | EVER_RETRANS;
+            s.flags |= RETRANS | EVER_RETRANS;
             s.xmit = now;
         }
     }
@@ -263,7 +259,8 @@ impl Rack {
     /// RFC 8985 §6.2 step 5 (Linux `tcp_rack_detect_loss`): marks lost every
     /// segment sent before the last delivered one whose reordering window
     /// has passed, and sets the reordering timer for the earliest one whose
-    /// window has not. Returns the bytes newly marked lost.
+    /// window has not. Returns the bytes newly marked lost (lost
+    /// retransmissions included).
     pub fn detect_loss(&mut self, now: Time, reo_wnd: Duration) -> u64 {
         self.advanced = false;
         let mut newly = 0;
@@ -283,13 +280,17 @@ impl Rack {
             }
             let due = s.xmit + self.rtt + reo_wnd;
             if due <= now {
+                // Linux `tcp_mark_skb_lost`: a lost segment resent and lost
+                // again is to be resent again; else it joins the lost.
                 let l = s.len as u64;
-                if s.has(RETRANS) {
+                if s.has(LOST) {
+                    s.flags &= !RETRANS;
                     self.retrans -= l;
                     self.lost_retransmits += 1;
+                } else {
+                    s.flags |= LOST;
+                    self.lost += l;
                 }
-                s.flags = (s.flags & !RETRANS) | LOST;
-                self.lost += l;
                 newly += l;
             } else {
                 wait = wait.max(due - now);
@@ -301,7 +302,9 @@ impl Rack {
 
     /// At a retransmission timeout (Linux `tcp_timeout_mark_lost`): the
     /// first unSACKed segment is lost, and every later one that has been out
-    /// longer than RACK's RTT (the recently sent are left to RACK).
+    /// longer than RACK's RTT (the recently sent are left to RACK); the
+    /// retransmissions of those count as lost too (as 2.6's
+    /// `tcp_enter_loss` clears them).
     pub fn mark_lost_on_timeout(&mut self, now: Time) {
         let mut first = true;
         for s in self.log.iter_mut() {
@@ -312,14 +315,14 @@ impl Rack {
                 continue;
             }
             first = false;
+            let l = s.len as u64;
+            if s.has(RETRANS) {
+                self.retrans -= l;
+            }
             if !s.has(LOST) {
-                let l = s.len as u64;
-                if s.has(RETRANS) {
-                    self.retrans -= l;
-                }
-                s.flags = (s.flags & !RETRANS) | LOST;
                 self.lost += l;
             }
+            s.flags = (s.flags & !RETRANS) | LOST;
         }
         self.reo_deadline = OptTime::NONE;
         self.pto_deadline = OptTime::NONE;
@@ -330,7 +333,7 @@ impl Rack {
     /// The first lost segment not yet retransmitted, at most `mss` bytes of
     /// it (Linux `tcp_xmit_retransmit_queue` goes in sequence order).
     pub fn next_lost(&self, mss: u32) -> Option<(u64, u32)> {
-        let s = self.log.iter().find(|s| s.has(LOST))?;
+        let s = self.log.iter().find(|s| s.has(LOST) && !s.has(RETRANS))?;
         Some((s.seq, s.len.min(mss)))
     }
 
@@ -342,7 +345,8 @@ impl Rack {
     }
 
     /// Bytes in the network by Linux's count: the flight less what is SACKED
-    /// or lost, plus retransmissions in flight.
+    /// or lost, plus retransmissions in flight (a lost segment resent counts
+    /// once, a segment resent without being deemed lost twice).
     pub fn pipe(&self, flight: u64) -> u64 {
         (flight + self.retrans).saturating_sub(self.sacked + self.lost)
     }

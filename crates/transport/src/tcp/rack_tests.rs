@@ -68,8 +68,9 @@ fn a_lost_retransmission_is_found_when_a_segment_sent_after_it_is_delivered() {
     sack(&mut r, ms(100), 0, 1, 4);
     assert_eq!(r.detect_loss(ms(100), Duration::ZERO), L as u64);
     r.on_send(ms(100), 0, L); // the retransmission
-    assert_eq!((r.lost, r.retrans), (0, L as u64));
+    assert_eq!((r.lost, r.retrans, r.next_lost(L)), (L as u64, L as u64, None));
     r.on_send(ms(101), 10 * L as u64, L); // new data after it
+    assert_eq!(r.pipe(11 * L as u64), 8 * L as u64, "segments 0 (once), 4-9 and 10 out; 1-3 SACKed");
     assert_eq!(
         r.detect_loss(ms(150), Duration::ZERO),
         0,
@@ -114,7 +115,7 @@ fn a_partial_retransmission_splits_its_entry_and_a_partial_ack_trims_it() {
         r.log.iter().map(|s| (s.seq / L as u64, s.len / L)).collect::<Vec<_>>(),
         [(0, 1), (1, 1), (2, 2), (4, 4)]
     );
-    assert_eq!((r.lost, r.retrans), (7 * L as u64, L as u64));
+    assert_eq!((r.lost, r.retrans), (8 * L as u64, L as u64));
     r.on_ack(ms(600), 3 * L as u64, std::iter::empty());
     assert_eq!(r.log.front().map(|s| (s.seq, s.len)), Some((3 * L as u64, L)));
     assert_eq!((r.lost, r.retrans), (5 * L as u64, 0), "the acknowledged part leaves the counters");
