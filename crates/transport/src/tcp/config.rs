@@ -180,13 +180,14 @@ impl TcpConfig {
 
     /// Linux 2.6.32, the kernel of the 2010-13 BitTorrent studies:
     /// [`TcpConfig::linux_6`]'s timer, ssthresh and limited-transmit rules
-    /// (2.6.32 had them too), rate halving where 6.x has PRR, and 2.6.32's
+    /// (2.6.32 had them too), rate halving where 6.x has PRR, FACK where 6.x
+    /// has RACK-TLP (with SACK), and 2.6.32's
     /// parameters: the RFC 3390 initial window (3 segments at an MSS of
     /// 1448, [`TcpConfig::linux_2_6_32_initial_window`]) and an initial RTO of
     /// 3 s (RFC 1122; 1 s came with 3.1). The RTO formula, its 200 ms floor,
     /// the 40 ms delayed ACK, window validation and the restart after idle
-    /// are as in [`TcpConfig::linux`]. (2.6.32's FACK, lost-retransmit
-    /// detection, F-RTO and undo are not modelled.)
+    /// are as in [`TcpConfig::linux`]. (2.6.32's F-RTO and undo are not
+    /// modelled.)
     pub fn linux_2_6_32() -> Self {
         let mss = 1448;
         TcpConfig {
@@ -194,7 +195,7 @@ impl TcpConfig {
             initial_window: Self::linux_2_6_32_initial_window(mss),
             initial_rto: Duration::from_secs(3),
             recovery_rate: RecoveryRate::RateHalving,
-            loss_detection: LossDetection::Rfc6675,
+            loss_detection: LossDetection::Fack,
             tail_loss_probe: false,
             ..Self::linux_6()
         }
@@ -260,6 +261,7 @@ mod tests {
         assert_eq!(old.newreno_timer, NewRenoTimer::SlowButSteady);
         assert!(old.rto_keeps_recovery_ssthresh && old.limited_transmit);
         assert_eq!(old.recovery_rate, RecoveryRate::RateHalving);
+        assert_eq!((old.loss_detection, old.tail_loss_probe), (LossDetection::Fack, false));
         assert_eq!(TcpConfig::linux_2_6_32_initial_window(1460), 3);
         assert_eq!(TcpConfig::linux_2_6_32_initial_window(1461), 2, "2.6's threshold, not RFC 5681's 2190");
         assert_eq!(TcpConfig::linux_2_6_32_initial_window(1095), 4);

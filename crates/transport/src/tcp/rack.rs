@@ -40,6 +40,9 @@ struct Sent {
     flags: u8,
     /// When this copy left (the last retransmission's time).
     xmit: Time,
+    /// The highest byte sent + 1 when this copy left (Linux 2.6 keeps it in
+    /// a resent segment's `ack_seq` for `tcp_mark_lost_retrans`).
+    nxt: u64,
 }
 
 /// SACKed by the receiver.
@@ -85,6 +88,8 @@ pub(crate) struct Rack {
     min_rtt: Option<Duration>,
     /// `RACK.fack`: the highest end of a delivered segment.
     fack: u64,
+    /// The highest end of a SACKed segment (Linux `tcp_highest_sack_seq`).
+    high_sack: u64,
     /// A segment never retransmitted was delivered below `fack`.
     reordering_seen: bool,
     /// A delivery moved RACK's state since the last detection (Linux
@@ -117,8 +122,10 @@ impl Rack {
     /// retransmission takes a new send time (the entry is split first if it
     /// covers more than was resent).
     pub fn on_send(&mut self, now: Time, seq: u64, len: u32) {
-        if self.log.back().is_none_or(|s| seq >= s.end()) {
-            self.log.push_back(Sent { seq, len, flags: 0, xmit: now });
+        let snd_max = self.log.back().map_or(0, |s| s.end());
+        if seq >= snd_max {
+            let end = seq + len as u64;
+            self.log.push_back(Sent { seq, len, flags: 0, xmit: now, nxt: end });
             return;
         }
         let Some(i) = self.split_at(seq) else { return };
@@ -135,6 +142,7 @@ impl Rack {
             }
             s.flags |= RETRANS | EVER_RETRANS;
             s.xmit = now;
+            s.nxt = snd_max;
         }
     }
 
@@ -191,6 +199,7 @@ impl Rack {
                         self.retrans -= l;
                     }
                     self.log[i].flags = (s.flags & !(LOST | RETRANS)) | SACKED;
+                    self.high_sack = self.high_sack.max(s.end());
                     self.deliver(now, &s);
                 }
                 i += 1;
@@ -300,18 +309,76 @@ impl Rack {
         newly
     }
 
-    /// At a retransmission timeout (Linux `tcp_timeout_mark_lost`): the
-    /// first unSACKed segment is lost, and every later one that has been out
-    /// longer than RACK's RTT (the recently sent are left to RACK); the
-    /// retransmissions of those count as lost too (as 2.6's
+    /// Linux 2.6's FACK loss marking, run on an ACK that brings SACK news or
+    /// in a recovery (`tcp_update_scoreboard`, `tcp_mark_lost_retrans`,
+    /// `tcp_timeout_skbs`), with `dupthresh` bytes standing for
+    /// `tp->reordering` segments:
+    ///
+    /// * every unSACKed segment ending at least `dupthresh` below the highest
+    ///   SACKed byte is lost (`fackets_out - reordering` from the head);
+    /// * in a recovery, a retransmission is lost once a byte above the
+    ///   highest sent at its sending is SACKed;
+    /// * from the head on, segments (or their last copies) sent an `rto` or
+    ///   more ago are lost.
+    ///
+    /// Returns the bytes newly marked lost (lost retransmissions included).
+    pub fn fack_detect(&mut self, now: Time, snd_una: u64, dupthresh: u64, rto: Duration, in_recovery: bool) -> u64 {
+        let high = self.high_sack.max(snd_una);
+        let boundary = high.saturating_sub(dupthresh);
+        let mut newly = 0;
+        let mut timed_out = true;
+        for s in self.log.iter_mut() {
+            timed_out &= s.xmit + rto <= now;
+            if s.seq >= high && !timed_out {
+                break;
+            }
+            if s.has(SACKED) {
+                continue;
+            }
+            let l = s.len as u64;
+            if in_recovery && s.has(RETRANS) && high > s.nxt {
+                if !s.has(LOST) {
+                    self.lost += l;
+                }
+                s.flags = (s.flags & !RETRANS) | LOST;
+                self.retrans -= l;
+                self.lost_retransmits += 1;
+                newly += l;
+                continue;
+            }
+            if !s.has(LOST) && (s.end() <= boundary || timed_out) {
+                s.flags |= LOST;
+                self.lost += l;
+                newly += l;
+            }
+        }
+        newly
+    }
+
+    /// The first unSACKed segment below the highest SACKed byte that is
+    /// neither lost nor resent (2.6's forward retransmission, RFC 6675's
+    /// NextSeg rule 3), at most `mss` bytes of it.
+    pub fn next_forward(&self, mss: u32) -> Option<(u64, u32)> {
+        let s = self
+            .log
+            .iter()
+            .take_while(|s| s.end() <= self.high_sack)
+            .find(|s| s.flags & (SACKED | LOST | RETRANS) == 0)?;
+        Some((s.seq, s.len.min(mss)))
+    }
+
+    /// At a retransmission timeout: the first unSACKed segment is lost, and
+    /// every later one, except (with `spare_recent`, Linux 4.4+'s
+    /// `tcp_timeout_mark_lost`) those out for less than RACK's RTT, which
+    /// are left to RACK. The resends of those count as lost too (as 2.6's
     /// `tcp_enter_loss` clears them).
-    pub fn mark_lost_on_timeout(&mut self, now: Time) {
+    pub fn mark_lost_on_timeout(&mut self, now: Time, spare_recent: bool) {
         let mut first = true;
         for s in self.log.iter_mut() {
             if s.has(SACKED) {
                 continue;
             }
-            if !first && s.xmit + self.rtt > now {
+            if !first && spare_recent && s.xmit + self.rtt > now {
                 continue;
             }
             first = false;

@@ -97,7 +97,7 @@ fn a_timeout_marks_the_head_and_every_segment_out_longer_than_rack_rtt_lost() {
     let mut r = sent(4);
     sack(&mut r, ms(100), 0, 1, 2); // RACK.rtt 99 ms
     r.on_send(ms(900), 4 * L as u64, L); // recently sent
-    r.mark_lost_on_timeout(ms(950));
+    r.mark_lost_on_timeout(ms(950), true);
     let lost: Vec<u64> = r.log.iter().filter(|s| s.has(LOST)).map(|s| s.seq / L as u64).collect();
     assert_eq!(lost, [0, 2, 3], "not SACKed segment 1, not segment 4 sent 50 ms ago");
     assert_eq!(recount(&r), (r.sacked, r.lost, r.retrans));
@@ -108,7 +108,7 @@ fn a_partial_retransmission_splits_its_entry_and_a_partial_ack_trims_it() {
     let mut r = Rack::default();
     r.on_send(ms(0), 0, 4 * L); // one TSO unit
     r.on_send(ms(1), 4 * L as u64, 4 * L);
-    r.mark_lost_on_timeout(ms(500));
+    r.mark_lost_on_timeout(ms(500), true);
     assert_eq!(r.lost, 8 * L as u64);
     r.on_send(ms(500), L as u64, L);
     assert_eq!(
@@ -136,7 +136,7 @@ proptest::proptest! {
     /// say, the log stays in sequence order, and the pipe never exceeds
     /// the flight plus the retransmissions in it.
     #[test]
-    fn the_counters_always_match_the_logs_flags(ops in proptest::collection::vec((0u8..6, 0u64..40, 1u64..6), 1..120)) {
+    fn the_counters_always_match_the_logs_flags(ops in proptest::collection::vec((0u8..7, 0u64..40, 1u64..6), 1..120)) {
         let mut r = Rack::default();
         let (mut una, mut max, mut now) = (0u64, 0u64, 0u64);
         for (op, a, b) in ops {
@@ -147,7 +147,8 @@ proptest::proptest! {
                 2 if max > una => { una += a % (max - una + 1); r.on_ack(ms(now), una * L as u64, std::iter::empty()); }
                 3 if max > una => { let s = una + a % (max - una); let e = (s + b).min(max); sack(&mut r, ms(now), una, s, e); }
                 4 => { r.detect_loss(ms(now), Duration::from_millis(b)); }
-                _ => r.mark_lost_on_timeout(ms(now)),
+                5 => r.mark_lost_on_timeout(ms(now), a % 2 == 0),
+                _ => { r.fack_detect(ms(now), una * L as u64, 3 * L as u64, Duration::from_millis(b * 10), a % 2 == 0); }
             }
             proptest::prop_assert_eq!(recount(&r), (r.sacked, r.lost, r.retrans));
             proptest::prop_assert!(r.log.iter().zip(r.log.iter().skip(1)).all(|(x, y)| x.end() <= y.seq));

@@ -9,7 +9,8 @@
 //!   ssthresh again (Linux `tcp_enter_loss`).
 //! * [`limited_transmit_room`]: new data on the first two duplicate ACKs
 //!   (RFC 3042).
-//! * [`LossDetection`]: RFC 6675's duplicate-ACK rules or RACK (RFC 8985).
+//! * [`LossDetection`]: RFC 6675's duplicate-ACK rules, 2.6's FACK, or RACK
+//!   (RFC 8985).
 //! * [`RecoveryRate`] and [`RateReduction`]: how fast a fast recovery sends
 //!   (RFC 6675 / 6582 as written, Linux 2.6's rate halving, or PRR).
 
@@ -104,6 +105,14 @@ pub enum LossDetection {
     /// time, with a reordering window; lost retransmissions are found too
     /// (`tcp/rack.rs`).
     Rack,
+    /// Forward acknowledgement, Linux's default up to 4.10 (`tcp_fack =
+    /// 1`), as 2.6.32 runs it: every unSACKed segment DupThresh segments or
+    /// more below the highest SACKed byte is lost, and a recovery starts as
+    /// soon as one is; in a recovery, a retransmission is lost once data sent
+    /// after it is SACKed (`tcp_mark_lost_retrans`), and segments out longer
+    /// than the RTO are lost (`tcp_timeout_skbs`); with nothing new to send,
+    /// holes below the highest SACK go again (forward retransmission).
+    Fack,
 }
 
 /// How fast recovery paces what it sends, and with it how NewReno counts the

@@ -261,3 +261,34 @@ fn rack_resends_a_lost_retransmission_an_rtt_later_where_rfc6675_waits_for_the_t
     let (s, ..) = transfer_with(rfc, CcConfig::NewReno, 60 * MSS, &[3, 3], 50);
     assert_eq!(s.stats().timeouts, 1);
 }
+
+/// `linux-2.6.32` (FACK, rate halving), ACKs not delayed.
+fn fack_cfg(detection: LossDetection) -> TcpConfig {
+    TcpConfig { delayed_ack: None, initial_window: 10, loss_detection: detection, ..TcpConfig::linux_2_6_32() }
+}
+
+#[test]
+fn under_fack_a_recovery_starts_when_a_segment_three_above_the_hole_is_sacked_whatever_lies_between() {
+    // Segments 1, 2 and 3 of ten are lost; the first SACK (segment 4)
+    // already puts segment 1 three segments below the highest SACKed byte.
+    for (detection, recovers) in [(LossDetection::Fack, true), (LossDetection::Rfc6675, false)] {
+        let mut s = sender(fack_cfg(detection), 10 * MSS);
+        assert_eq!(drain(&mut s, ms(0)).len(), 10);
+        s.handle_ack(ms(100), &ack(MSS, ms(100), ms(0)));
+        s.handle_ack(ms(100), &sack_ack(1, &[(4, 5)], ms(100)));
+        assert_eq!(s.info().in_recovery, recovers, "{detection:?}");
+        if recovers {
+            assert_eq!(seqs(&drain(&mut s, ms(100))), [1], "the hole FACK marked lost goes at once");
+        }
+    }
+}
+
+#[test]
+fn under_fack_a_lost_retransmission_is_resent_once_data_sent_after_it_is_sacked() {
+    let (s, r, _) = transfer_with(fack_cfg(LossDetection::Fack), CcConfig::NewReno, 60 * MSS, &[3, 3], 50);
+    assert_eq!(r.delivered(), 60 * MSS);
+    let st = s.stats();
+    assert_eq!((st.timeouts, st.lost_retransmits, st.retransmitted_segments), (0, 1, 2), "{st:?}");
+    let (s, ..) = transfer_with(fack_cfg(LossDetection::Rfc6675), CcConfig::NewReno, 60 * MSS, &[3, 3], 50);
+    assert_eq!(s.stats().timeouts, 1);
+}

@@ -387,7 +387,7 @@ impl TcpSender {
             if r.probe_pending {
                 return self.send_probe(now);
             }
-            if self.recovery.is_some() && self.rack_detects() {
+            if self.recovery.is_some() && self.log_detects() {
                 return self.rack_transmit(now);
             }
         }
@@ -702,7 +702,7 @@ impl TcpSender {
         // `recover` is asked last: it lives with the loss-recovery fields, in
         // a line that an ACK with nothing lost need not read.
         if self.cfg.sack
-            && !self.rack_detects()
+            && !self.log_detects()
             && self.recovery.is_none()
             && self.snd_max > self.snd_una
             && (self.dupacks >= self.cfg.dupack_threshold

@@ -138,10 +138,12 @@ impl TcpSender {
             self.recovery = OptU64::some(self.snd_max);
             self.high_rxt = self.snd_una;
             if let Some(r) = self.rare.as_deref_mut().and_then(|x| x.rack.as_mut()) {
-                // RACK: the head and all but the recently sent are lost; the
-                // head goes again at once (Linux `tcp_retransmit_timer`).
-                r.mark_lost_on_timeout(now);
-                self.retransmit_pending = self.cfg.loss_detection == recovery::LossDetection::Rack;
+                // RACK: the head and all but the recently sent are lost (FACK:
+                // all); the head goes again at once (Linux
+                // `tcp_retransmit_timer`).
+                let rack = self.cfg.loss_detection == recovery::LossDetection::Rack;
+                r.mark_lost_on_timeout(now, rack);
+                self.retransmit_pending = self.cfg.loss_detection != recovery::LossDetection::Rfc6675;
             }
         } else {
             self.snd_nxt = self.snd_una;

@@ -1,10 +1,11 @@
-//! The sender with RACK-TLP ([`super::super::rack`], RFC 8985), as Linux
-//! 4.18+ runs it for SACK flows: every segment's send time is logged, ACKs
-//! deliver segments and RACK marks the lost ones, a loss starts fast
-//! recovery (no duplicate-ACK count), recovery resends what is marked lost
-//! and then new data while the pipe (Linux `tcp_packets_in_flight`) is below
-//! cwnd, a timeout marks lost all but the recently sent, and the tail loss
-//! probe fires in the Open state.
+//! The sender with a segment log ([`super::super::rack`]): RACK-TLP (RFC
+//! 8985) as Linux 4.18+ runs it for SACK flows, or 2.6's FACK. Every
+//! segment's send time is logged, ACKs deliver segments and RACK (or FACK)
+//! marks the lost ones, a loss starts fast recovery (no duplicate-ACK
+//! count), recovery resends what is marked lost and then new data while the
+//! pipe (Linux `tcp_packets_in_flight`) is below cwnd, a timeout marks lost
+//! all but (RACK) the recently sent, and the tail loss probe fires in the
+//! Open state.
 
 use torrentlab_engine::{OptTime, OptU64, Time};
 
@@ -18,7 +19,7 @@ impl TcpSender {
     /// The RACK-TLP state a configuration asks for: with SACK, under RACK
     /// loss detection or the tail loss probe.
     pub(super) fn rack_for(cfg: &super::TcpConfig) -> Option<Rack> {
-        (cfg.sack && (cfg.loss_detection == LossDetection::Rack || cfg.tail_loss_probe)).then(Rack::default)
+        (cfg.sack && (cfg.loss_detection != LossDetection::Rfc6675 || cfg.tail_loss_probe)).then(Rack::default)
     }
 
     /// The sender keeps RACK-TLP's state.
@@ -27,10 +28,11 @@ impl TcpSender {
         self.rare.as_deref().is_some_and(|x| x.rack.is_some())
     }
 
-    /// RACK decides what is lost (not RFC 6675's rules).
+    /// The segment log decides what is lost: RACK or FACK, not RFC 6675's
+    /// rules.
     #[inline]
-    pub(super) fn rack_detects(&self) -> bool {
-        self.has_rack() && self.cfg.loss_detection == LossDetection::Rack
+    pub(super) fn log_detects(&self) -> bool {
+        self.has_rack() && self.cfg.loss_detection != LossDetection::Rfc6675
     }
 
     /// An ACK's deliveries into the log (before the sender's own state
@@ -59,6 +61,21 @@ impl TcpSender {
         r.detect_loss(now, reo_wnd)
     }
 
+    /// 2.6's FACK marking, on an ACK with SACK news or with anything SACKed
+    /// or in recovery (what reaches `tcp_fastretrans_alert`).
+    #[cold]
+    fn fack_detect(&mut self, now: Time, sack_news: bool) -> u64 {
+        let in_fast_recovery = self.fast_recovery().is_some();
+        let dubious = sack_news || self.recovery.is_some();
+        let (una, rto) = (self.snd_una, self.rtt.rto(&self.cfg));
+        let dupthresh = self.cfg.dupack_threshold as u64 * self.cfg.mss as u64;
+        let Some(r) = self.rare.as_deref_mut().and_then(|x| x.rack.as_mut()) else { return 0 };
+        if !dubious && r.sacked == 0 {
+            return 0;
+        }
+        r.fack_detect(now, una, dupthresh, rto, in_fast_recovery)
+    }
+
     /// RACK found a loss outside any loss episode (Linux's Open or
     /// Disorder state, `tcp_time_to_recover`: "the loss is proven"): fast
     /// recovery.
@@ -76,7 +93,12 @@ impl TcpSender {
     #[cold]
     pub(super) fn rack_after_ack(&mut self, now: Time, seg: &Segment, ack: u64, advances: bool, sack_news: bool) {
         self.process_tlp_ack(seg, ack, advances, sack_news);
-        if self.rack_detects() && self.rack_detect_loss(now, false) > 0 {
+        let newly = match self.cfg.loss_detection {
+            LossDetection::Rfc6675 => 0,
+            LossDetection::Rack => self.rack_detect_loss(now, false),
+            LossDetection::Fack => self.fack_detect(now, sack_news),
+        };
+        if newly > 0 {
             self.rack_may_enter_recovery();
         }
         if advances {
@@ -104,12 +126,17 @@ impl TcpSender {
         if let Some((seq, len)) = lost {
             return Some(self.retransmit(now, seq, len));
         }
-        self.send_new_data(now)
+        let new = self.send_new_data(now);
+        if new.is_some() || self.cfg.loss_detection != LossDetection::Fack || self.fast_recovery().is_none() {
+            return new;
+        }
+        let (seq, len) = self.rare.as_deref().and_then(|x| x.rack.as_ref())?.next_forward(mss)?;
+        Some(self.retransmit(now, seq, len))
     }
 
     /// The pipe of a SACK recovery: RACK's count, or RFC 6675's SetPipe.
     pub(super) fn sack_pipe(&self) -> u64 {
-        if let Some(r) = self.rare.as_deref().and_then(|x| x.rack.as_ref()).filter(|_| self.rack_detects()) {
+        if let Some(r) = self.rare.as_deref().and_then(|x| x.rack.as_ref()).filter(|_| self.log_detects()) {
             return r.pipe(self.snd_max - self.snd_una);
         }
         let lost_below = self.scoreboard.lost_boundary(self.cfg.dupack_threshold, self.cfg.mss);
