@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use torrentlab_engine::Duration;
 
-pub use super::recovery::{LossDetection, NewRenoTimer, RecoveryRate};
+pub use super::recovery::{Frto, LossDetection, NewRenoTimer, RecoveryRate};
 
 /// How the retransmission timeout is derived from the RTT estimate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -101,6 +101,9 @@ pub struct TcpConfig {
     /// in flight and no loss known, one segment goes out two SRTTs after the
     /// last ACK so that a lost tail brings SACKs instead of a timeout.
     pub tail_loss_probe: bool,
+    /// With SACK and RACK or FACK: F-RTO's spurious-timeout detection (RFC
+    /// 5682) and the response to a spurious timeout.
+    pub frto: Frto,
 }
 
 /// The largest TSO segment: 64 KiB of IP packet (Linux `GSO_MAX_SIZE`).
@@ -137,6 +140,7 @@ impl TcpConfig {
             recovery_rate: RecoveryRate::Rfc,
             loss_detection: LossDetection::Rfc6675,
             tail_loss_probe: false,
+            frto: Frto::Off,
         }
     }
 
@@ -165,7 +169,8 @@ impl TcpConfig {
     /// model has of what 6.x does: the retransmission timer restarts on every
     /// ACK of data, a timeout inside a loss episode keeps its ssthresh,
     /// limited transmit, PRR without NewReno's window inflation, and with
-    /// SACK RACK-TLP (RFC 8985). (6.x's F-RTO and undo are not modelled.)
+    /// SACK RACK-TLP (RFC 8985) and F-RTO with undo (RFC 5682). (6.x's
+    /// other undos, by timestamps and DSACKs, are not modelled.)
     pub fn linux_6() -> Self {
         TcpConfig {
             newreno_timer: NewRenoTimer::SlowButSteady,
@@ -174,6 +179,7 @@ impl TcpConfig {
             recovery_rate: RecoveryRate::Prr,
             loss_detection: LossDetection::Rack,
             tail_loss_probe: true,
+            frto: Frto::Undo,
             ..Self::linux()
         }
     }
@@ -186,8 +192,9 @@ impl TcpConfig {
     /// 1448, [`TcpConfig::linux_2_6_32_initial_window`]) and an initial RTO of
     /// 3 s (RFC 1122; 1 s came with 3.1). The RTO formula, its 200 ms floor,
     /// the 40 ms delayed ACK, window validation and the restart after idle
-    /// are as in [`TcpConfig::linux`]. (2.6.32's F-RTO and undo are not
-    /// modelled.)
+    /// are as in [`TcpConfig::linux`]. With SACK, F-RTO answers a spurious
+    /// timeout as 2.6's default did (cwnd = ssthresh). (2.6.32's undo by
+    /// timestamps and DSACKs is not modelled.)
     pub fn linux_2_6_32() -> Self {
         let mss = 1448;
         TcpConfig {
@@ -197,6 +204,7 @@ impl TcpConfig {
             recovery_rate: RecoveryRate::RateHalving,
             loss_detection: LossDetection::Fack,
             tail_loss_probe: false,
+            frto: Frto::Reduce,
             ..Self::linux_6()
         }
     }
@@ -261,7 +269,7 @@ mod tests {
         assert_eq!(old.newreno_timer, NewRenoTimer::SlowButSteady);
         assert!(old.rto_keeps_recovery_ssthresh && old.limited_transmit);
         assert_eq!(old.recovery_rate, RecoveryRate::RateHalving);
-        assert_eq!((old.loss_detection, old.tail_loss_probe), (LossDetection::Fack, false));
+        assert_eq!((old.loss_detection, old.tail_loss_probe, old.frto), (LossDetection::Fack, false, Frto::Reduce));
         assert_eq!(TcpConfig::linux_2_6_32_initial_window(1460), 3);
         assert_eq!(TcpConfig::linux_2_6_32_initial_window(1461), 2, "2.6's threshold, not RFC 5681's 2190");
         assert_eq!(TcpConfig::linux_2_6_32_initial_window(1095), 4);
@@ -274,7 +282,7 @@ mod tests {
         assert_eq!(new.newreno_timer, NewRenoTimer::SlowButSteady);
         assert!(new.rto_keeps_recovery_ssthresh && new.limited_transmit);
         assert_eq!(new.recovery_rate, RecoveryRate::Prr);
-        assert_eq!((new.loss_detection, new.tail_loss_probe), (LossDetection::Rack, true));
+        assert_eq!((new.loss_detection, new.tail_loss_probe, new.frto), (LossDetection::Rack, true, Frto::Undo));
         let same_params = TcpConfig {
             newreno_timer: NewRenoTimer::Impatient,
             rto_keeps_recovery_ssthresh: false,
@@ -282,6 +290,7 @@ mod tests {
             recovery_rate: RecoveryRate::Rfc,
             loss_detection: LossDetection::Rfc6675,
             tail_loss_probe: false,
+            frto: Frto::Off,
             ..new
         };
         assert_eq!(same_params, TcpConfig::linux(), "linux-6 is the linux preset plus the recovery rules");
@@ -293,7 +302,7 @@ mod tests {
             assert_eq!(c.newreno_timer, NewRenoTimer::Impatient);
             assert!(!c.rto_keeps_recovery_ssthresh && !c.limited_transmit);
             assert_eq!(c.recovery_rate, RecoveryRate::Rfc);
-            assert_eq!((c.loss_detection, c.tail_loss_probe), (LossDetection::Rfc6675, false));
+            assert_eq!((c.loss_detection, c.tail_loss_probe, c.frto), (LossDetection::Rfc6675, false, Frto::Off));
         }
     }
 }

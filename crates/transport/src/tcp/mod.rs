@@ -16,7 +16,7 @@ mod segment;
 mod sender;
 mod thin_vec;
 
-pub use config::{LossDetection, NewRenoTimer, RecoveryRate, RtoFormula, TcpConfig, TSO_MAX_PACKET};
+pub use config::{Frto, LossDetection, NewRenoTimer, RecoveryRate, RtoFormula, TcpConfig, TSO_MAX_PACKET};
 pub use connection::{TcpConnection, TcpState};
 pub use receiver::{ReceiverState, ReceiverStats, TcpReceiver};
 pub use rtt::RttEstimator;

@@ -115,6 +115,19 @@ pub(crate) struct Rack {
     pub probe_pending: bool,
     /// Probes sent.
     pub probes: u64,
+    /// The lowest end of a segment never retransmitted that the last ACK
+    /// delivered (`u64::MAX`: none); Linux's `FLAG_ORIG_SACK_ACKED` is this
+    /// at or below `high_seq`.
+    pub orig_delivered_end: u64,
+    /// F-RTO (RFC 5682): the timeout's verdict is still open.
+    pub frto: bool,
+    /// F-RTO: new data went out after the first ACK (step 2b).
+    pub frto_new_data: bool,
+    /// cwnd and ssthresh before the last timeout that reduced them (Linux
+    /// `prior_cwnd`, `prior_ssthresh`), for an undo.
+    pub prior: (u64, u64),
+    /// Timeouts found spurious (Linux `TCPSpuriousRTOs`).
+    pub spurious_timeouts: u64,
 }
 
 impl Rack {
@@ -163,6 +176,7 @@ impl Rack {
     /// An ACK arrived at `now`: everything below `ack` and inside the SACK
     /// `blocks` is delivered (RFC 8985 §6.2 steps 1-3).
     pub fn on_ack(&mut self, now: Time, ack: u64, blocks: impl Iterator<Item = (u64, u64)>) {
+        self.orig_delivered_end = u64::MAX;
         while let Some(&s) = self.log.front() {
             if s.seq >= ack {
                 break;
@@ -234,6 +248,7 @@ impl Rack {
                 return;
             }
         } else {
+            self.orig_delivered_end = self.orig_delivered_end.min(s.end());
             self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
             if s.end() < self.fack {
                 self.reordering_seen = true;
@@ -353,6 +368,16 @@ impl Rack {
             }
         }
         newly
+    }
+
+    /// F-RTO found the timeout spurious: nothing is deemed lost any more
+    /// (Linux `tcp_undo_cwnd_reduction` with `unmark_loss`).
+    pub fn unmark_lost(&mut self) {
+        for s in self.log.iter_mut() {
+            s.flags &= !LOST;
+        }
+        self.lost = 0;
+        self.frto = false;
     }
 
     /// The first unSACKed segment below the highest SACKed byte that is

@@ -11,6 +11,7 @@
 //!   (RFC 3042).
 //! * [`LossDetection`]: RFC 6675's duplicate-ACK rules, 2.6's FACK, or RACK
 //!   (RFC 8985).
+//! * [`Frto`]: spurious-timeout detection (RFC 5682) and its response.
 //! * [`RecoveryRate`] and [`RateReduction`]: how fast a fast recovery sends
 //!   (RFC 6675 / 6582 as written, Linux 2.6's rate halving, or PRR).
 
@@ -113,6 +114,27 @@ pub enum LossDetection {
     /// than the RTO are lost (`tcp_timeout_skbs`); with nothing new to send,
     /// holes below the highest SACK go again (forward retransmission).
     Fack,
+}
+
+/// F-RTO (RFC 5682 §3, the SACK-enhanced algorithm; Linux 3.10+
+/// `tcp_process_loss`, and from 2.6.24 an earlier SACK-enhanced form on by
+/// default): after a timeout only the first segment is resent; if the first
+/// ACK then advances the window, new data goes out instead of further
+/// retransmissions, and if the ACKs go on to acknowledge (or SACK) data
+/// sent before the timeout and never resent, the timeout was spurious (a
+/// delay spike, not a loss). With SACK and the log's loss detection only
+/// (RACK or FACK).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Frto {
+    /// Every timeout is a loss.
+    Off,
+    /// A spurious timeout is undone: cwnd and ssthresh go back to what they
+    /// were before it (Linux 3.10+, `tcp_try_undo_loss`).
+    Undo,
+    /// A spurious timeout ends the loss state with cwnd = the reduced
+    /// ssthresh and no further retransmission (Linux 2.6's default response,
+    /// `tcp_frto_response = 0`: `tcp_ratehalving_spur_to_response`).
+    Reduce,
 }
 
 /// How fast recovery paces what it sends, and with it how NewReno counts the

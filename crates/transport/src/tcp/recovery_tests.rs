@@ -292,3 +292,50 @@ fn under_fack_a_lost_retransmission_is_resent_once_data_sent_after_it_is_sacked(
     let (s, ..) = transfer_with(fack_cfg(LossDetection::Rfc6675), CcConfig::NewReno, 60 * MSS, &[3, 3], 50);
     assert_eq!(s.stats().timeouts, 1);
 }
+
+/// Ten segments out and no ACK until the timer has fired (a delay spike):
+/// then the ACK of the original first three segments arrives.
+fn delay_spike(frto: Frto, preset: TcpConfig) -> TcpSender {
+    let c = TcpConfig { delayed_ack: None, tail_loss_probe: false, initial_window: 10, frto, ..preset };
+    let mut s = sender(c, 40 * MSS);
+    assert_eq!(drain(&mut s, ms(0)).len(), 10);
+    let rto = s.poll_timeout().unwrap();
+    s.handle_timeout(rto);
+    assert_eq!(seqs(&drain(&mut s, rto)), [0], "the first segment again, nothing more");
+    s.handle_ack(rto + Duration::from_millis(50), &ack(3 * MSS, rto, ms(0)));
+    s
+}
+
+#[test]
+fn f_rto_finds_a_timeout_spurious_when_data_never_resent_is_acknowledged_and_undoes_it_under_linux_6() {
+    let s = delay_spike(Frto::Undo, TcpConfig::linux_6());
+    assert_eq!((s.stats().timeouts, s.stats().spurious_timeouts), (1, 1));
+    assert!(!s.info().in_recovery, "the loss state ended");
+    assert_eq!(s.window().cwnd, 10 * MSS, "cwnd as before the timeout");
+    assert_eq!(s.window().ssthresh, u64::MAX, "ssthresh too: still in the first slow start");
+    let off = delay_spike(Frto::Off, TcpConfig::linux_6());
+    assert_eq!(off.stats().spurious_timeouts, 0);
+    assert!(off.window().cwnd <= 2 * MSS && off.info().in_recovery, "without F-RTO: slow start from one segment");
+}
+
+#[test]
+fn under_linux_2_6_32_a_spurious_timeout_keeps_its_reduced_window() {
+    let s = delay_spike(Frto::Reduce, TcpConfig::linux_2_6_32());
+    assert_eq!(s.stats().spurious_timeouts, 1);
+    assert!(!s.info().in_recovery);
+    assert_eq!(s.window().cwnd, s.window().ssthresh, "cwnd = the halved ssthresh (tcp_frto_response = 0)");
+    assert_eq!(s.window().ssthresh, 5 * MSS);
+}
+
+#[test]
+fn f_rto_sends_new_data_after_the_first_ack_and_takes_the_loss_as_real_when_sacks_follow() {
+    // The whole first window is lost: the first ACK after the timeout
+    // acknowledges only the resent segment; two new segments go out and
+    // come back SACKed, so the other nine are resent.
+    let c = TcpConfig { delayed_ack: None, tail_loss_probe: false, initial_window: 10, ..TcpConfig::linux_6() };
+    let lost: Vec<u64> = (0..10).collect();
+    let (s, r, _) = transfer_with(c, CcConfig::NewReno, 30 * MSS, &lost, 50);
+    assert_eq!(r.delivered(), 30 * MSS);
+    let st = s.stats();
+    assert_eq!((st.timeouts, st.spurious_timeouts, st.retransmitted_segments), (1, 0, 10), "{st:?}");
+}

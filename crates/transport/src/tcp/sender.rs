@@ -62,6 +62,8 @@ pub struct SenderStats {
     pub lost_retransmits: u64,
     /// Tail loss probes sent (Linux `TCPLossProbes`).
     pub loss_probes: u64,
+    /// Timeouts F-RTO found spurious (Linux `TCPSpuriousRTOs`).
+    pub spurious_timeouts: u64,
 }
 
 /// A TCP_INFO-like snapshot of the sender.
@@ -233,6 +235,7 @@ impl TcpSender {
             max_owd_sample_ns: s.max_owd,
             lost_retransmits: self.rare.as_deref().and_then(|x| x.rack.as_ref()).map_or(0, |r| r.lost_retransmits),
             loss_probes: self.rare.as_deref().and_then(|x| x.rack.as_ref()).map_or(0, |r| r.probes),
+            spurious_timeouts: self.rare.as_deref().and_then(|x| x.rack.as_ref()).map_or(0, |r| r.spurious_timeouts),
         }
     }
 

@@ -117,9 +117,13 @@ impl TcpSender {
         }
         self.losses.timeouts += 1;
         let flight = self.snd_max - self.snd_una;
-        if self.cfg.rto_keeps_recovery_ssthresh
-            && !recovery::rto_reduces_ssthresh(self.episode(), self.rtt.backoff_count())
-        {
+        // Linux `tcp_enter_loss`: what an undo would go back to, and whether
+        // F-RTO may judge this timeout (not the first one inside a recovery).
+        let cwnd = self.w.cwnd;
+        let prior = (cwnd, self.w.ssthresh.max(cwnd / 2 + cwnd / 4));
+        let frto = self.episode().is_none() || self.rtt.backoff_count() > 0;
+        let reduces = recovery::rto_reduces_ssthresh(self.episode(), self.rtt.backoff_count());
+        if self.cfg.rto_keeps_recovery_ssthresh && !reduces {
             // Linux `tcp_enter_loss` inside a loss episode: the loss window,
             // ssthresh as the episode set it.
             self.w.cwnd = self.cc.loss_window(&self.w);
@@ -143,6 +147,13 @@ impl TcpSender {
                 // `tcp_retransmit_timer`).
                 let rack = self.cfg.loss_detection == recovery::LossDetection::Rack;
                 r.mark_lost_on_timeout(now, rack);
+                r.frto = frto
+                    && self.cfg.frto != recovery::Frto::Off
+                    && self.cfg.loss_detection != recovery::LossDetection::Rfc6675;
+                r.frto_new_data = false;
+                if reduces || !self.cfg.rto_keeps_recovery_ssthresh {
+                    r.prior = prior;
+                }
                 self.retransmit_pending = self.cfg.loss_detection != recovery::LossDetection::Rfc6675;
             }
         } else {

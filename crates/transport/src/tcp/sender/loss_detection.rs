@@ -10,7 +10,7 @@
 use torrentlab_engine::{OptTime, OptU64, Time};
 
 use super::super::rack::{self, Rack};
-use super::super::recovery::LossDetection;
+use super::super::recovery::{Frto, LossDetection};
 use super::super::segment::Segment;
 use super::TcpSender;
 use crate::cc::CongestionControl;
@@ -61,6 +61,58 @@ impl TcpSender {
         r.detect_loss(now, reo_wnd)
     }
 
+    /// F-RTO (RFC 5682 §3; Linux `tcp_process_loss`) on an ACK after a
+    /// timeout: data sent before the timeout (before the step-2b send) and
+    /// never resent is delivered: spurious (step 3b); after the step-2b send,
+    /// a duplicate or a SACK: the loss was real (step 3a); the first ACK that
+    /// advances the window: new data goes out in place of retransmissions
+    /// (step 2b), if there is any to send.
+    fn frto_on_ack(&mut self, seg: &Segment, ack: u64, advances: bool, sack_news: bool) {
+        let can_send_new = self.app_end > self.snd_max && self.snd_max - self.snd_una < self.peer_window as u64;
+        let snd_max = self.snd_max;
+        let Some(point) = self.rto_recovery() else {
+            if let Some(r) = self.rare.as_deref_mut().and_then(|x| x.rack.as_mut()) {
+                r.frto = false; // the loss state ended: nothing left to judge
+            }
+            return;
+        };
+        let Some(r) = self.rare.as_deref_mut().and_then(|x| x.rack.as_mut()) else { return };
+        if r.orig_delivered_end <= point {
+            self.frto_spurious();
+        } else if r.frto_new_data {
+            if sack_news || (!advances && seg.len == 0) {
+                r.frto = false;
+            }
+        } else if advances && ack < point {
+            if can_send_new {
+                r.frto_new_data = true;
+                self.recovery = OptU64::some(snd_max);
+                self.recover = OptU64::some(snd_max);
+            } else {
+                r.frto = false;
+            }
+        }
+    }
+
+    /// A timeout found spurious: nothing is lost after all, the loss state
+    /// ends, and the window is undone or kept reduced ([`Frto`]).
+    fn frto_spurious(&mut self) {
+        let Some(r) = self.rare.as_deref_mut().and_then(|x| x.rack.as_mut()) else { return };
+        r.unmark_lost();
+        r.spurious_timeouts += 1;
+        let (cwnd, ssthresh) = r.prior;
+        match self.cfg.frto {
+            Frto::Undo => {
+                self.w.cwnd = self.w.cwnd.max(cwnd);
+                self.w.ssthresh = self.w.ssthresh.max(ssthresh);
+            }
+            Frto::Reduce | Frto::Off => self.w.cwnd = self.w.cwnd.max(self.w.ssthresh.min(cwnd)),
+        }
+        self.recovery = OptU64::NONE;
+        self.recover = OptU64::some(self.snd_una);
+        self.after_rto = false;
+    }
+
     /// 2.6's FACK marking, on an ACK with SACK news or with anything SACKed
     /// or in recovery (what reaches `tcp_fastretrans_alert`).
     #[cold]
@@ -93,6 +145,9 @@ impl TcpSender {
     #[cold]
     pub(super) fn rack_after_ack(&mut self, now: Time, seg: &Segment, ack: u64, advances: bool, sack_news: bool) {
         self.process_tlp_ack(seg, ack, advances, sack_news);
+        if self.rare.as_deref().and_then(|x| x.rack.as_ref()).is_some_and(|r| r.frto) {
+            self.frto_on_ack(seg, ack, advances, sack_news);
+        }
         let newly = match self.cfg.loss_detection {
             LossDetection::Rfc6675 => 0,
             LossDetection::Rack => self.rack_detect_loss(now, false),
@@ -119,6 +174,13 @@ impl TcpSender {
             if let Some((seq, len)) = lost {
                 return Some(self.retransmit(now, seq, len));
             }
+        }
+        if r.frto {
+            // F-RTO: nothing more before the first ACK; new data only after it.
+            if !r.frto_new_data || r.pipe(self.snd_max - self.snd_una) + mss as u64 > self.w.cwnd {
+                return None;
+            }
+            return self.send_new_data(now);
         }
         if r.pipe(self.snd_max - self.snd_una) + mss as u64 > self.w.cwnd {
             return None;
