@@ -444,6 +444,9 @@ def model_run(cmd: list[str], preset: str, cc: str, sack: str, loss: float, seed
             "TcpExtTCPTimeouts": int(f["timeouts"]),
             "TcpExtTCPFastRetrans": int(f["fast_retransmits"]),
             "TcpOutSegs": int(f["packets_sent"]),
+            "TcpExtTCPLostRetransmit": int(f["lost_retransmits"]),
+            "TcpExtTCPLossProbes": int(f["loss_probes"]),
+            "TcpExtTCPSpuriousRTOs": int(f["spurious_timeouts"]),
         },
     }
 

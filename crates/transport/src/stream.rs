@@ -73,6 +73,13 @@ pub struct ConnCounters {
     /// The largest one-way-delay sample handed to the controller (uTP: the
     /// same as `max_delay_sample`; TCP: the delay its ACKs carried).
     pub max_one_way_delay: Duration,
+    /// TCP: retransmissions found lost again by RACK or FACK (Linux
+    /// `TCPLostRetransmit`).
+    pub lost_retransmits: u64,
+    /// TCP: tail loss probes sent (Linux `TCPLossProbes`).
+    pub loss_probes: u64,
+    /// TCP: timeouts F-RTO found spurious (Linux `TCPSpuriousRTOs`).
+    pub spurious_timeouts: u64,
 }
 
 /// One end of a connection, driven by a simulator or a real socket loop.
@@ -230,6 +237,9 @@ impl Endpoint for TcpSender {
             duplicate_acks: s.duplicate_acks,
             max_delay_sample: Duration(s.max_rtt_sample_ns),
             max_one_way_delay: Duration(s.max_owd_sample_ns),
+            lost_retransmits: s.lost_retransmits,
+            loss_probes: s.loss_probes,
+            spurious_timeouts: s.spurious_timeouts,
         }
     }
 }
@@ -311,6 +321,7 @@ impl Endpoint for UtpSocket {
             duplicate_acks: s.duplicate_acks,
             max_delay_sample: Duration::from_micros(s.max_delay_sample_us),
             max_one_way_delay: Duration::from_micros(s.max_delay_sample_us),
+            ..ConnCounters::default()
         }
     }
     fn is_alive(&self) -> bool {
