@@ -20,9 +20,10 @@
 //!   ssthresh on a timeout inside a loss episode, limited transmit, and the
 //!   send rate in fast recovery (rate halving or PRR in place of the above,
 //!   NewReno then without window inflation).
-//! * With SACK, RACK-TLP (RFC 8985) can take the place of RFC 6675's loss
-//!   rules and add the tail loss probe ([`super::LossDetection`],
-//!   `TcpConfig::tail_loss_probe`; `sender/loss_detection.rs`).
+//! * With SACK, a segment log can take the place of RFC 6675's loss rules:
+//!   RACK-TLP (RFC 8985) or 2.6's FACK ([`super::LossDetection`]), with the
+//!   tail loss probe and F-RTO (`TcpConfig::tail_loss_probe`,
+//!   [`super::Frto`]; `sender/loss_detection.rs`).
 //! * The retransmission timer is RFC 6298's: started when data is sent and none is
 //!   running, restarted on each ACK of new data, stopped when all is acknowledged;
 //!   on expiry the window collapses to the loss window and the timer backs off
@@ -58,7 +59,7 @@ pub struct SenderStats {
     pub max_rtt_sample_ns: u64,
     /// The largest one-way-delay sample handed to the controller (ns).
     pub max_owd_sample_ns: u64,
-    /// RACK: retransmissions found lost (Linux `TCPLostRetransmit`).
+    /// RACK or FACK: retransmissions found lost (Linux `TCPLostRetransmit`).
     pub lost_retransmits: u64,
     /// Tail loss probes sent (Linux `TCPLossProbes`).
     pub loss_probes: u64,
