@@ -65,23 +65,31 @@ def _held(ts: np.ndarray, vals: np.ndarray, lo: float, hi: float) -> tuple[np.nd
     return vals, w
 
 
-def queue_delays(result: Path) -> tuple[np.ndarray, np.ndarray]:
-    """Delay (ms) a packet arriving at a logged uplink would wait, in time:
-    values and weights (seconds held), over every logged uplink."""
+def queue_delays(result: Path, role: str) -> tuple[np.ndarray, np.ndarray]:
+    """Delay (ms) a packet arriving at a logged uplink of a `role` peer would
+    wait, in time: values and weights (seconds held), over those uplinks."""
     import torrentlab
 
     q = torrentlab.load(result, "uplink_queue")
     up = torrentlab.load(result, "uplinks").set_index("peer")
     peers = torrentlab.load(result, "peers").set_index("peer")
     end = float(torrentlab.load(result, "summary")["end_s"].iloc[0])
+    # The simulator logs the queue just after each dequeue, its lowest point
+    # between two dequeues; the testbed samples at times unrelated to the
+    # packets. Held from a dequeue, the simulator's queue is taken at the
+    # midpoint: what waits after it plus half the packet that left.
+    per_dequeue = json.loads((Path(result) / "manifest.json").read_text()).get("kind") != "testbed"
     vals, weights = [], []
     for peer, g in q.groupby("peer"):
         cap = up.loc[peer, "capacity_bps"]
-        if not cap or math.isnan(cap):
+        if peers.loc[peer, "role"] != role or not cap or math.isnan(cap):
             continue
         g = g.sort_values("time_s", kind="stable")
         lo = float(peers.loc[peer, "join_s"]) if not math.isnan(peers.loc[peer, "join_s"]) else 0.0
-        v, w = _held(g["time_s"].to_numpy(), g["bytes"].to_numpy() * 8 / cap * 1e3, lo, end)
+        b = g["bytes"].to_numpy(dtype=float)
+        if per_dequeue:
+            b = b + np.diff(g["served_bytes"].to_numpy(dtype=float), prepend=0.0) / 2
+        v, w = _held(g["time_s"].to_numpy(), b * 8 / cap * 1e3, lo, end)
         vals.append(v)
         weights.append(w)
     if not vals:
@@ -99,8 +107,9 @@ def side_metrics(results: list[Path]) -> dict[str, Any]:
     """What the report compares, from one side's result directories."""
     import torrentlab
 
-    dts, delays, shares, util_seed, util_lee, mean_delay, served = [], [], [], [], [], [], []
-    qv, qw = [], []
+    dts, shares, util_seed, util_lee, mean_delay, served = [], [], [], [], [], []
+    by_role: dict[str, tuple[list, list]] = {"seed": ([], []), "leecher": ([], [])}
+    queues: dict[str, tuple[list, list]] = {"seed": ([], []), "leecher": ([], [])}
     for r in results:
         peers = torrentlab.load(r, "peers")
         lee = peers[peers["role"] == "leecher"]
@@ -115,13 +124,16 @@ def side_metrics(results: list[Path]) -> dict[str, Any]:
         m = up[up["mean_delay_ms"].notna() & (up["served_packets"] > 0)]
         mean_delay += list(m["mean_delay_ms"])
         served += list(m["served_packets"])
-        v, w = queue_delays(r)
-        qv.append(v)
-        qw.append(w)
-        delays.append(v)
-    qv_all = np.concatenate(qv) if qv else np.zeros(0)
-    qw_all = np.concatenate(qw) if qw else np.zeros(0)
-    tw_mean = float((qv_all * qw_all).sum() / qw_all.sum()) if qw_all.sum() > 0 else math.nan
+        for role, (d, n) in by_role.items():
+            d += list(m[m["role"] == role]["mean_delay_ms"])
+            n += list(m[m["role"] == role]["served_packets"])
+        for role, (qv, qw) in queues.items():
+            v, w = queue_delays(r, role)
+            qv.append(v)
+            qw.append(w)
+    held = {role: (np.concatenate(qv) if qv else np.zeros(0), np.concatenate(qw) if qw else np.zeros(0))
+            for role, (qv, qw) in queues.items()}
+    tw_mean = {role: float((v * w).sum() / w.sum()) if w.sum() > 0 else math.nan for role, (v, w) in held.items()}
     sw = float(np.sum(served))
     return {
         "runs": len(results),
@@ -129,11 +141,14 @@ def side_metrics(results: list[Path]) -> dict[str, Any]:
         "median_download_s": float(np.median(dts)) if dts else math.nan,
         "mean_download_s": float(np.mean(dts)) if dts else math.nan,
         "mean_queue_delay_ms": float(np.dot(mean_delay, served) / sw) if sw else math.nan,
-        "time_mean_queue_delay_ms": tw_mean,
+        **{f"{role}_mean_queue_delay_ms": float(np.dot(d, n) / np.sum(n)) if np.sum(n) else math.nan
+           for role, (d, n) in by_role.items()},
+        "seed_time_mean_queue_delay_ms": tw_mean["seed"],
+        "leecher_time_mean_queue_delay_ms": tw_mean["leecher"],
         "utp_byte_share": float(np.nanmean(shares)) if shares else math.nan,
         "seed_utilisation": float(np.mean(util_seed)) if util_seed else math.nan,
         "leecher_utilisation": float(np.mean(util_lee)) if util_lee else math.nan,
-        "_queue": (qv_all, qw_all),
+        "_queue": held,
     }
 
 
@@ -150,7 +165,8 @@ def compare(real: dict[str, Any], sim: dict[str, Any]) -> dict[str, Any]:
     ks = ks_2samp(real["download_times_s"], sim["download_times_s"]) if real["download_times_s"] and \
         sim["download_times_s"] else None
     rows = {}
-    for key in ("median_download_s", "mean_download_s", "mean_queue_delay_ms", "time_mean_queue_delay_ms",
+    for key in ("median_download_s", "mean_download_s", "mean_queue_delay_ms", "seed_mean_queue_delay_ms",
+                "leecher_mean_queue_delay_ms", "seed_time_mean_queue_delay_ms", "leecher_time_mean_queue_delay_ms",
                 "utp_byte_share", "seed_utilisation", "leecher_utilisation"):
         rows[key] = {"testbed": real[key], "sim": sim[key], "rel_diff": _rel(real[key], sim[key])}
     flagged = [k for k in ("median_download_s", "mean_queue_delay_ms")
@@ -182,10 +198,11 @@ def figures(real: dict[str, Any], sim: dict[str, Any], out: Path, title: str) ->
     names.append("completion.png")
     fig, ax = plt.subplots(figsize=(6, 4))
     for side, m, style in (("testbed", real, "-"), ("simulator", sim, "--")):
-        v, w = m["_queue"]
-        if len(v) and w.sum() > 0:
-            x, y = _ccdf(v, w)
-            ax.step(x, y, style, where="post", label=side)
+        for role, color in (("seed", "C0"), ("leecher", "C1")):
+            v, w = m["_queue"][role]
+            if len(v) and w.sum() > 0:
+                x, y = _ccdf(v, w)
+                ax.step(x, y, style, color=color, where="post", label=f"{side}, {role}s' uplinks")
     ax.set_yscale("log")
     ax.set_xlabel("uplink queueing delay (ms), in time")
     ax.set_ylabel("CCDF")
@@ -208,7 +225,10 @@ def _fmt(x: float, pct: bool = False) -> str:
 def report_md(name: str, cmp: dict[str, Any], real: dict[str, Any], sim: dict[str, Any], info: dict[str, Any]) -> str:
     labels = {"median_download_s": "median download time (s)", "mean_download_s": "mean download time (s)",
               "mean_queue_delay_ms": "mean uplink queueing delay per packet (ms)",
-              "time_mean_queue_delay_ms": "time-averaged uplink queueing delay (ms)",
+              "seed_mean_queue_delay_ms": "the same at the seeds' uplinks (ms)",
+              "leecher_mean_queue_delay_ms": "the same at the leechers' uplinks (ms)",
+              "seed_time_mean_queue_delay_ms": "time-averaged queueing delay at the seeds' uplinks (ms)",
+              "leecher_time_mean_queue_delay_ms": "time-averaged queueing delay at the leechers' uplinks (ms)",
               "utp_byte_share": "uTP share of piece bytes", "seed_utilisation": "seed uplink utilisation",
               "leecher_utilisation": "leecher uplink utilisation"}
     lines = [f"# validate-sim: {name}", "",
@@ -228,6 +248,32 @@ def report_md(name: str, cmp: dict[str, Any], real: dict[str, Any], sim: dict[st
         lines.append("Flagged (> 15 %): " + ", ".join(labels[k] for k in cmp["flagged"]) +
                      ". See docs/validation.md.")
     return "\n".join(lines) + "\n"
+
+
+def write_report(out: Path, name: str, info: dict[str, Any]) -> dict[str, Any]:
+    """Compares ``out``'s ``testbed-*`` and ``sim-*`` results and writes
+    ``report.md``, ``report.json`` and the figures there; returns the comparison."""
+    real_dirs = sorted(out.glob("testbed-*"), key=lambda p: int(p.name.split("-")[1]))
+    sim_dirs = sorted(out.glob("sim-*"), key=lambda p: int(p.name.split("-")[1]))
+    real, sim = side_metrics(real_dirs), side_metrics(sim_dirs)
+    cmp = compare(real, sim)
+    tb_info = json.loads((real_dirs[0] / "testbed.json").read_text()) if real_dirs else {}
+    info = {**info, "libtorrent": tb_info.get("libtorrent")}
+    figures(real, sim, out, name)
+    (out / "report.md").write_text(report_md(name, cmp, real, sim, info))
+    strip = [{k: v for k, v in m.items() if not k.startswith("_")} for m in (real, sim)]
+    (out / "report.json").write_text(json.dumps({"info": info, "compare": cmp, "testbed": strip[0], "sim": strip[1]},
+                                                indent=1, default=float) + "\n")
+    return cmp
+
+
+def rewrite_report(out_dir: str) -> Path:
+    """Writes the report of an existing validate-sim directory again (after a change to the report)."""
+    out = Path(out_dir)
+    old = json.loads((out / "report.json").read_text())
+    name = json.loads((out / "manifest.json").read_text()).get("scenario", out.name)
+    write_report(out, name, old["info"])
+    return out
 
 
 def run(file: str, out_dir: str, *, iterations: int = 3, sim_seeds: int | None = None, force: bool = False,
@@ -250,29 +296,17 @@ def run(file: str, out_dir: str, *, iterations: int = 3, sim_seeds: int | None =
     sim_seeds = sim_seeds or iterations
     with atomic_dir(out_dir, force=force, kind="validate-sim", scenario=pl.name, scenario_kind="swarm",
                     seed=pl.seed) as tmp:
-        real_dirs, sim_dirs = [], []
         for i in range(iterations):
             if not quiet:
                 print(f"[{time.strftime('%H:%M:%S')}] testbed run {i + 1}/{iterations}", flush=True)
             d = tmp / f"testbed-{i}"
             testbed.run(file, d, prefix=prefix, subnet=subnet, sample_interval_s=sample_interval_s,
                         timeout_s=timeout_s, quiet=quiet)
-            real_dirs.append(d)
         doc = sim_scenario(file, logged, pl.name)
         for k in range(sim_seeds):
             d = tmp / f"sim-{k}"
             torrentlab.run(doc, seed=pl.seed + k, spill_dir=tmp).write(d)
-            sim_dirs.append(d)
-        real, sim = side_metrics(real_dirs), side_metrics(sim_dirs)
-        cmp = compare(real, sim)
-        tb_info = json.loads((real_dirs[0] / "testbed.json").read_text())
         info = {"scenario": os.path.abspath(file), "torrentlab": torrentlab.__version__,
-                "libtorrent": tb_info.get("libtorrent"), "kernel": os.uname().release,
-                "iterations": iterations, "sim_seeds": sim_seeds}
-        figures(real, sim, tmp, pl.name)
-        (tmp / "report.md").write_text(report_md(pl.name, cmp, real, sim, info))
-        strip = {k: v for k, v in real.items() if not k.startswith("_")}, \
-            {k: v for k, v in sim.items() if not k.startswith("_")}
-        (tmp / "report.json").write_text(json.dumps({"info": info, "compare": cmp, "testbed": strip[0],
-                                                     "sim": strip[1]}, indent=1, default=float) + "\n")
+                "kernel": os.uname().release, "iterations": iterations, "sim_seeds": sim_seeds}
+        write_report(tmp, pl.name, info)
     return Path(out_dir)

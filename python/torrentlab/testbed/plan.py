@@ -200,6 +200,8 @@ def plan(path: str, *, ignore_rtt: bool = False) -> Plan:
     if "file" in torrent:
         raise error(file, "torrent.file", "the testbed makes its own content: give size and piece_size")
     piece = int(_core.parse_size(torrent.get("piece_size", "256 KiB")))
+    if piece & (piece - 1):
+        raise error(file, "torrent.piece_size", f"libtorrent needs a power of two, not {piece} bytes")
     tcp = doc.get("tcp", {})
     for k in sorted(set(tcp) - {"mss", "tso", "preset", "nagle"}):
         ignored.append(f"tcp.{k}: the kernel's own value")

@@ -1,0 +1,191 @@
+"""The real-client testbed (torrentlab testbed, docs/testbed.md).
+
+Refusals need nothing; the topology tests need root and `ip netns`; the
+end-to-end swarm also libtorrent's Python bindings. Each skips with its
+reason otherwise. The end-to-end run (1 seed + 2 leechers, 2 MB, 10 Mbit/s
+uplinks; about 10 s) runs once: not again under .ci/py310.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import torrentlab
+from conftest import SCENARIOS, cli
+from torrentlab import cli as cli_mod
+from torrentlab.exceptions import TestbedError
+from torrentlab.testbed import netns
+
+TINY = SCENARIOS / "validation" / "tiny-swarm.toml"
+
+
+def _netns_works() -> str | None:
+    """None when namespaces can be built here, else why not."""
+    if os.geteuid() != 0:
+        return "needs root (network namespaces)"
+    if shutil.which("ip") is None or shutil.which("tc") is None:
+        return "needs iproute2 (ip, tc)"
+    if subprocess.run(["ip", "netns", "list"], capture_output=True).returncode != 0:
+        return "`ip netns` does not work here"
+    return None
+
+
+WHY_NOT = _netns_works()
+needs_netns = pytest.mark.skipif(WHY_NOT is not None, reason=f"testbed topology: {WHY_NOT}")
+
+
+def _write(tmp_path, text: str, name: str = "s.toml") -> str:
+    p = tmp_path / name
+    p.write_text(text)
+    return str(p)
+
+
+# ---------------------------------------------------------------- refusals (no root needed)
+
+
+@pytest.mark.parametrize("edit,field,words", [
+    (('rtt = "0 s"', 'rtt = "20 ms"'), "network.rtt", "propagation delay"),
+    (('client = "libtorrent"\n\n[[peers]]', 'client = "mainline"\n\n[[peers]]'), "peers[0].client", "libtorrent"),
+    (('count = 2', 'count = 2\njoin = { poisson = "1 s" }'), "peers[1].join", "Poisson"),
+    (('count = 2', 'count = 2\ncc = "nice"'), "peers[1].cc", "congestion control"),
+], ids=["rtt", "mainline", "poisson", "cc-nice"])
+def test_the_testbed_refuses_what_the_kernel_or_peers_cannot_do(tmp_path, edit, field, words):
+    text = TINY.read_text()
+    assert edit[0] in text
+    f = _write(tmp_path, text.replace(edit[0], edit[1], 1))
+    r = cli("testbed", f, "-o", str(tmp_path / "out"))
+    assert r.returncode == 2, r.stderr
+    assert f"{f}: {field}:" in r.stderr and words in r.stderr
+    assert "Traceback" not in r.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_testbed_refuses_a_dumbbell(tmp_path):
+    r = cli("testbed", str(SCENARIOS / "calibration" / "utp-alone-5mbit-target25.toml"), "-o", str(tmp_path / "o"))
+    assert r.returncode == 2
+    assert "swarm scenarios" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_the_testbed_refuses_without_root(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    code = cli_mod.main(["testbed", str(TINY), "-o", str(tmp_path / "out"), "-q"])
+    assert code == 2
+    assert "needs root" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+    code = cli_mod.main(["testbed", "--cleanup"])
+    assert code == 2
+
+
+def test_the_plan_maps_classes_to_libtorrent_settings(tmp_path):
+    from torrentlab.testbed import plan
+
+    text = TINY.read_text().replace('role = "leecher"\nclient = "libtorrent"',
+                                    'role = "leecher"\nclient = "utorrent"\ndisposition = 13\nupload_limit = "20 kB/s"')
+    text = text.replace('client = "libtorrent"\n\n', 'client = "libtorrent"\ntransport = "utp"\n'
+                        'mixed_mode = "prefer_tcp"\nutp = { target = "25 ms" }\n\n', 1)
+    p = plan(_write(tmp_path, text))
+    seed, lee = p.peers[0], p.peers[1]
+    assert seed.settings["enable_outgoing_utp"] and not seed.settings["enable_outgoing_tcp"]
+    assert seed.settings["utp_target_delay"] == 25 and seed.settings["mixed_mode_algorithm"] == 0
+    assert (lee.settings["enable_outgoing_tcp"], lee.settings["enable_outgoing_utp"],
+            lee.settings["enable_incoming_tcp"], lee.settings["enable_incoming_utp"]) == (True, False, True, True)
+    assert lee.upload_limit_Bps == 20_000 and lee.settings["utp_target_delay"] == 100
+    assert seed.up_bps == 10_000_000 and seed.up_buffer == ("bytes", 125_000) and seed.down_bps is None
+    assert any("utorrent" in x for x in p.ignored)
+
+
+# ---------------------------------------------------------------- topology (root)
+
+
+def _links_in_root_ns() -> set[str]:
+    r = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True)
+    return {line.split(":")[1].strip().split("@")[0] for line in r.stdout.splitlines()}
+
+
+@needs_netns
+def test_topology_build_and_teardown_are_idempotent():
+    before = _links_in_root_ns()
+    assert netns.our_namespaces("tst") == []
+    up = [netns.Link(1_000_000, ("bytes", 125_000)), netns.Link(2_000_000, ("packets", 20)), None]
+    topo = netns.Topology("tst", 241, up, [None, netns.Link(5_000_000, ("bytes", 50_000)), None])
+    try:
+        topo.up()
+        assert sorted(netns.our_namespaces("tst")) == sorted(topo.namespaces())
+        q = subprocess.run(["tc", "-n", topo.ns(1), "qdisc", "show", "dev", "eth0"], capture_output=True, text=True)
+        assert "tbf" in q.stdout and "pfifo" in q.stdout and "limit 20p" in q.stdout
+        sock = netns.netlink_in(topo.ns(0))
+        st = netns.root_qdisc(sock, netns.ifindex(topo.ns(0), "eth0"))
+        sock.close()
+        assert st is not None and st.backlog_bytes == 0
+        with pytest.raises(TestbedError, match="exist already"):
+            netns.Topology("tst", 241, up, [None] * 3).up()
+    finally:
+        topo.down()
+    assert netns.our_namespaces("tst") == []
+    topo.down()  # again: nothing to do, no error
+    assert netns.cleanup("tst") == {"processes": 0, "namespaces": 0, "scratch": 0}
+    assert _links_in_root_ns() == before, "nothing of ours in the root namespace"
+
+
+@needs_netns
+def test_cleanup_removes_what_a_killed_run_left_and_a_second_cleanup_is_a_no_op():
+    topo = netns.Topology("tsk", 242, [netns.Link(1_000_000, ("bytes", 10_000))] * 2, [None] * 2)
+    topo.up()
+    # a process left running in a namespace, as after a SIGKILL of the orchestrator
+    sleeper = subprocess.Popen(["ip", "netns", "exec", topo.ns(0), "sleep", "600"])
+    os.makedirs("/dev/shm/tlttsk-run", exist_ok=True)
+    found = netns.cleanup("tsk")
+    assert found == {"processes": 1, "namespaces": 3, "scratch": 1}
+    assert sleeper.wait(timeout=10) != 0
+    assert netns.our_namespaces("tsk") == [] and not os.path.exists("/dev/shm/tlttsk-run")
+    assert netns.cleanup("tsk") == {"processes": 0, "namespaces": 0, "scratch": 0}
+    r = cli("testbed", "--cleanup", "--prefix", "tsk")
+    assert r.returncode == 0 and "deleted 0 namespaces" in r.stdout
+
+
+# ---------------------------------------------------------------- end to end (root, libtorrent)
+
+
+@needs_netns
+@pytest.mark.skipif(importlib.util.find_spec("libtorrent") is None,
+                    reason="testbed end to end: needs libtorrent's Python bindings (pip install libtorrent)")
+@pytest.mark.skipif(sys.version_info[:2] == (3, 10), reason="testbed end to end: runs once, on the main Python "
+                                                          "(.ci/py310 reruns the suite)")
+def test_a_small_swarm_runs_end_to_end_on_real_peers(tmp_path):
+    out = tmp_path / "tb"
+    r = cli("testbed", str(TINY), "-o", str(out), "--prefix", "t", "--subnet", "243", "-q")
+    assert r.returncode == 0, r.stderr
+    assert netns.our_namespaces("t") == [], "the run tore its namespaces down"
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["kind"] == "testbed" and manifest["scenario"] == "tiny-swarm"
+    tables = torrentlab.load(out)
+    sim = torrentlab.run(str(TINY)).tables  # the simulator's tables: the same names and columns
+    assert set(sim) <= set(tables)
+    for name in sim:
+        assert list(tables[name].columns) == sim[name].column_names, name
+    peers = tables["peers"]
+    lee = peers[peers["role"] == "leecher"]
+    assert len(lee) == 2
+    assert all(math.isfinite(t) and 0 < t < 120 for t in lee["download_time_s"])
+    assert list(lee["bytes_down"]) == [2_000_000, 2_000_000]
+    s = tables["summary"].iloc[0]
+    assert s["completed"] == 2 and s["file_bytes"] == 2_000_000
+    # the libtorrent profile dials uTP first: the piece bytes went over uTP
+    tr = tables["transports"].set_index("transport")
+    assert tr.loc["utp", "piece_bytes"] >= 4_000_000 * 0.99
+    up = tables["uplinks"]
+    seed_up = up[up["peer"] == 0].iloc[0]
+    assert seed_up["capacity_bps"] == 10_000_000 and seed_up["buffer_bytes"] == 125_000
+    assert seed_up["served_bytes"] > 1_000_000 and 0 < seed_up["utilisation"] <= 1
+    q = tables["uplink_queue"]
+    assert set(q["peer"]) <= {0, 1, 2} and q["bytes"].max() <= 125_000
+    info = json.loads((out / "testbed.json").read_text())
+    assert info["libtorrent"].startswith("2.")
