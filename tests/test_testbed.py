@@ -21,7 +21,7 @@ import pytest
 import torrentlab
 from conftest import SCENARIOS, cli
 from torrentlab import cli as cli_mod
-from torrentlab.exceptions import TestbedError
+from torrentlab import exceptions
 from torrentlab.testbed import netns
 
 TINY = SCENARIOS / "validation" / "tiny-swarm.toml"
@@ -125,7 +125,7 @@ def test_topology_build_and_teardown_are_idempotent():
         st = netns.root_qdisc(sock, netns.ifindex(topo.ns(0), "eth0"))
         sock.close()
         assert st is not None and st.backlog_bytes == 0
-        with pytest.raises(TestbedError, match="exist already"):
+        with pytest.raises(exceptions.TestbedError, match="exist already"):
             netns.Topology("tst", 241, up, [None] * 3).up()
     finally:
         topo.down()

@@ -117,6 +117,13 @@ class Sampler(threading.Thread):
                 s.close()
 
 
+def cpu_times() -> tuple[int, int]:
+    """The machine's (total, idle) jiffies from /proc/stat (every core)."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    return sum(v[:8]), v[3] + (v[4] if len(v) > 4 else 0)
+
+
 def read_events(path: Path) -> list[dict]:
     try:
         with open(path) as f:
@@ -214,6 +221,7 @@ def execute(p: Plan, work: Path, *, prefix: str = "a", subnet: int = 232, sample
         sampler = Sampler(topo, [i for i in range(n) if ups[i] is not None], sample_interval_s)
         t0 = time.time() + START_LEAD_S
         sampler.start()
+        cpu0 = cpu_times()
         for pr in procs:
             pr.stdin.write(f"{t0!r}\n".encode())
             pr.stdin.flush()
@@ -253,6 +261,9 @@ def execute(p: Plan, work: Path, *, prefix: str = "a", subnet: int = 232, sample
                 _log(quiet, f"{p.name}: t={now:.0f} s, {len(finished)}/{len(leechers)} done, "
                             f"pieces {pieces}/{need}")
         t_end = max(finished.values()) if finished and not timed_out else time.time()
+        cpu1 = cpu_times()
+        # the machine's busy share from t0 to the last completion (every process, all cores), %
+        info["machine_busy_pct"] = 100.0 * (1 - (cpu1[1] - cpu0[1]) / max(1, cpu1[0] - cpu0[0]))
         time.sleep(1.0)  # the last HAVEs
         sampler.stop.set()
         sampler.join(timeout=5)
