@@ -168,7 +168,10 @@ def compare(real: dict[str, Any], sim: dict[str, Any]) -> dict[str, Any]:
     for key in ("median_download_s", "mean_download_s", "mean_queue_delay_ms", "seed_mean_queue_delay_ms",
                 "leecher_mean_queue_delay_ms", "seed_time_mean_queue_delay_ms", "leecher_time_mean_queue_delay_ms",
                 "utp_byte_share", "seed_utilisation", "leecher_utilisation"):
-        rows[key] = {"testbed": real[key], "sim": sim[key], "rel_diff": _rel(real[key], sim[key])}
+        rel = _rel(real[key], sim[key])
+        if key.endswith("_ms") and max(abs(real[key]), abs(sim[key])) < 0.5:
+            rel = math.nan  # both under half a millisecond: no queue to speak of
+        rows[key] = {"testbed": real[key], "sim": sim[key], "rel_diff": rel}
     flagged = [k for k in ("median_download_s", "mean_queue_delay_ms")
                if not math.isnan(rows[k]["rel_diff"]) and abs(rows[k]["rel_diff"]) > THRESHOLD]
     return {"metrics": rows, "ks_download": {"D": float(ks.statistic), "p": float(ks.pvalue)} if ks else None,
@@ -191,7 +194,7 @@ def figures(real: dict[str, Any], sim: dict[str, Any], out: Path, title: str) ->
     ax.set_ylabel("CDF")
     ax.set_title(f"{title}: completion times")
     ax.grid(alpha=0.3)
-    ax.legend()
+    ax.legend(loc="lower right")
     fig.tight_layout()
     fig.savefig(out / "completion.png", dpi=110)
     plt.close(fig)
@@ -208,7 +211,7 @@ def figures(real: dict[str, Any], sim: dict[str, Any], out: Path, title: str) ->
     ax.set_ylabel("CCDF")
     ax.set_title(f"{title}: uplink queueing delay")
     ax.grid(alpha=0.3)
-    ax.legend()
+    ax.legend(loc="upper right")
     fig.tight_layout()
     fig.savefig(out / "queue_delay.png", dpi=110)
     plt.close(fig)
@@ -310,3 +313,24 @@ def run(file: str, out_dir: str, *, iterations: int = 3, sim_seeds: int | None =
                 "kernel": os.uname().release, "iterations": iterations, "sim_seeds": sim_seeds}
         write_report(tmp, pl.name, info)
     return Path(out_dir)
+
+
+def table(dirs: list[str]) -> str:
+    """One Markdown row per validate-sim directory: the numbers of its report.json."""
+    lines = ["| case | runs (tb/sim) | median download s (tb / sim, diff) | KS D | mean queue delay ms, all uplinks "
+             "(tb / sim, diff) | seeds' | leechers' | uTP share (tb / sim) | leecher utilisation (tb / sim) |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for d in dirs:
+        r = json.loads((Path(d) / "report.json").read_text())
+        m, ks = r["compare"]["metrics"], r["compare"]["ks_download"]
+
+        def pair(k: str, m=m, r=r) -> str:
+            flag = " **!**" if k in r["compare"]["flagged"] else ""
+            return f"{_fmt(m[k]['testbed'])} / {_fmt(m[k]['sim'])} ({_fmt(m[k]['rel_diff'], pct=True)}){flag}"
+
+        lines.append(f"| {Path(d).name} | {r['testbed']['runs']}/{r['sim']['runs']} | {pair('median_download_s')} | "
+                     f"{ks['D']:.2f} | {pair('mean_queue_delay_ms')} | {pair('seed_mean_queue_delay_ms')} | "
+                     f"{pair('leecher_mean_queue_delay_ms')} | {_fmt(m['utp_byte_share']['testbed'])} / "
+                     f"{_fmt(m['utp_byte_share']['sim'])} | {_fmt(m['leecher_utilisation']['testbed'])} / "
+                     f"{_fmt(m['leecher_utilisation']['sim'])} |")
+    return "\n".join(lines) + "\n"
