@@ -119,10 +119,10 @@ def test_topology_build_and_teardown_are_idempotent():
     try:
         topo.up()
         assert sorted(netns.our_namespaces("tst")) == sorted(topo.namespaces())
-        q = subprocess.run(["tc", "-n", topo.ns(1), "qdisc", "show", "dev", "eth0"], capture_output=True, text=True)
+        q = subprocess.run(["tc", "-n", topo.modem(1), "qdisc", "show", "dev", "wan"], capture_output=True, text=True)
         assert "tbf" in q.stdout and "pfifo" in q.stdout and "limit 20p" in q.stdout
-        sock = netns.netlink_in(topo.ns(0))
-        st = netns.root_qdisc(sock, netns.ifindex(topo.ns(0), "eth0"))
+        sock = netns.netlink_in(topo.modem(0))
+        st = netns.root_qdisc(sock, netns.ifindex(topo.modem(0), "wan"))
         sock.close()
         assert st is not None and st.backlog_bytes == 0
         with pytest.raises(exceptions.TestbedError, match="exist already"):
@@ -143,7 +143,7 @@ def test_cleanup_removes_what_a_killed_run_left_and_a_second_cleanup_is_a_no_op(
     sleeper = subprocess.Popen(["ip", "netns", "exec", topo.ns(0), "sleep", "600"])
     os.makedirs("/dev/shm/tlttsk-run", exist_ok=True)
     found = netns.cleanup("tsk")
-    assert found == {"processes": 1, "namespaces": 3, "scratch": 1}
+    assert found == {"processes": 1, "namespaces": 5, "scratch": 1}
     assert sleeper.wait(timeout=10) != 0
     assert netns.our_namespaces("tsk") == [] and not os.path.exists("/dev/shm/tlttsk-run")
     assert netns.cleanup("tsk") == {"processes": 0, "namespaces": 0, "scratch": 0}

@@ -1,20 +1,31 @@
-"""The testbed's network: one namespace per peer, veths to a bridge, qdiscs.
+"""The testbed's network: one namespace per peer, each behind its own
+"modem" namespace, and the modems joined by one bridge.
 
 ::
 
-    tlt<P>-p000 eth0 --[uplink tbf]--> v0 --+
-    tlt<P>-p001 eth0 --[uplink tbf]--> v1 --+-- br0 in tlt<P>-core
-    ...                                     |
-    (downlink tbf, when limited, on vN's egress in the core)
+    tlt<P>-p000 eth0 -- lan [tlt<P>-m000: bridge, uplink tbf on wan] wan -- v0 --+
+    tlt<P>-p001 eth0 -- lan [tlt<P>-m001: bridge, uplink tbf on wan] wan -- v1 --+-- br0 in tlt<P>-core
+    ...                                                                          |
+    (a limited downlink: tbf on vN's egress in the core)
+
+**Why a modem namespace.** A peer's uplink queue must not sit in the peer's
+own network stack: Linux's TCP small queues (TSQ) let a TCP socket hold only
+about two packets in its own host's qdiscs at these rates, so a tbf on the
+peer's eth0 would never see more than a couple of packets per connection
+(measured here: a Cubic flow into a 1 Mbit/s tbf with 125,000 bytes of
+buffer on its own eth0 keeps 2 packets waiting; the same tbf one veth away
+fills the buffer and drops, as a real modem does). The modem namespace is
+that other box: a bridge between its ``lan`` and ``wan`` veths, the uplink
+tbf on ``wan``'s egress.
 
 Every name this module creates starts with ``tlt<P>-`` (``P``: the run's
 prefix, letters and digits), so it never touches another tool's namespaces
 (bench/linux_loss.py uses ``tll``, bench/mainline_swarm.py ``tlml``). The
-veths and the bridge live inside the namespaces, so deleting the namespaces
-deletes them too; iptables rules (random ingress loss) live in the peers'
-namespaces as well. :func:`cleanup` kills whatever still runs in our
-namespaces and deletes them; it can be run again at any time (a second call
-finds nothing and does nothing).
+veths and the bridges live inside the namespaces, so deleting the
+namespaces deletes them too; iptables rules (random ingress loss) live in
+the peers' namespaces as well. :func:`cleanup` kills whatever still runs in
+our namespaces and deletes them; it can be run again at any time (a second
+call finds nothing and does nothing).
 
 An uplink is a ``tbf`` at the link's rate, its bucket one packet, its queue
 the scenario's buffer: ``limit`` bytes (tbf's inner bfifo) or a ``pfifo`` of
@@ -24,7 +35,7 @@ and a byte limit apply to the same bytes as in the model. Segmentation
 offload is off (``gso_max_segs 1``: one MSS per packet, as ``tso = false``).
 
 Queue occupancy is read over rtnetlink (``RTM_GETQDISC``) from a socket
-opened once inside each namespace: no process per sample.
+opened once inside each modem namespace: no process per sample.
 """
 
 from __future__ import annotations
@@ -167,7 +178,12 @@ class Topology:
         return len(self.uplinks)
 
     def ns(self, i: int) -> str:
+        """Peer i's own namespace (its eth0)."""
         return f"{stem(self.prefix)}p{i:03d}"
+
+    def modem(self, i: int) -> str:
+        """Peer i's modem namespace: its uplink queue is on ``wan`` there."""
+        return f"{stem(self.prefix)}m{i:03d}"
 
     def ip(self, i: int) -> str:
         return f"10.{self.subnet}.0.{10 + i}"
@@ -176,7 +192,7 @@ class Topology:
         return f"02:74:{self.subnet:02x}:00:{i >> 8:02x}:{(10 + i) & 0xFF:02x}"
 
     def namespaces(self) -> list[str]:
-        return [self.core] + [self.ns(i) for i in range(self.n)]
+        return [self.core] + [x for i in range(self.n) for x in (self.modem(i), self.ns(i))]
 
     @staticmethod
     def _qdisc(ns: str, dev: str, link: Link) -> None:
@@ -201,11 +217,20 @@ class Topology:
         sh("ip", "-n", self.core, "link", "set", "br0", "up")
         self._no_ipv6(self.core)
         for i in range(self.n):
-            ns = self.ns(i)
+            ns, mo = self.ns(i), self.modem(i)
+            sh("ip", "netns", "add", mo)
             sh("ip", "netns", "add", ns)
+            self._no_ipv6(mo)
             self._no_ipv6(ns)
             core_if = f"v{i}"
-            sh("ip", "-n", self.core, "link", "add", core_if, "type", "veth", "peer", "name", "eth0", "netns", ns)
+            # the modem: a bridge between the peer's side (lan) and the core's (wan)
+            sh("ip", "-n", mo, "link", "add", "brm", "type", "bridge", "forward_delay", "0", "stp_state", "0")
+            sh("ip", "-n", mo, "link", "add", "lan", "type", "veth", "peer", "name", "eth0", "netns", ns)
+            sh("ip", "-n", self.core, "link", "add", core_if, "type", "veth", "peer", "name", "wan", "netns", mo)
+            sh("ip", "-n", mo, "link", "set", "wan", "gso_max_segs", "1", "gso_max_size", "1500")
+            for dev in ("lan", "wan"):
+                sh("ip", "-n", mo, "link", "set", dev, "master", "brm", "up")
+            sh("ip", "-n", mo, "link", "set", "brm", "up")
             sh("ip", "-n", self.core, "link", "set", core_if, "master", "br0", "up")
             sh("ip", "-n", ns, "link", "set", "eth0", "address", self.mac(i))
             sh("ip", "-n", ns, "link", "set", "lo", "up")
@@ -213,7 +238,7 @@ class Topology:
             sh("ip", "-n", ns, "addr", "add", f"{self.ip(i)}/24", "dev", "eth0")
             sh("ip", "-n", ns, "link", "set", "eth0", "up")
             if self.uplinks[i] is not None:
-                self._qdisc(ns, "eth0", self.uplinks[i])
+                self._qdisc(mo, "wan", self.uplinks[i])
             if self.downlinks[i] is not None:
                 self._qdisc(self.core, core_if, self.downlinks[i])
         # Permanent neighbour entries: no ARP (the kernel's neighbour table limit is shared by all namespaces).

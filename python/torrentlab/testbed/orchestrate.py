@@ -86,7 +86,7 @@ class Sampler(threading.Thread):
     def __init__(self, topo: netns.Topology, peers: list[int], interval_s: float) -> None:
         super().__init__(daemon=True, name="qdisc-sampler")
         self.interval_s = interval_s
-        self.socks = {i: (netns.netlink_in(topo.ns(i)), netns.ifindex(topo.ns(i), "eth0")) for i in peers}
+        self.socks = {i: (netns.netlink_in(topo.modem(i)), netns.ifindex(topo.modem(i), "wan")) for i in peers}
         #: per peer: rows (t, backlog_bytes, qlen, sent_bytes, sent_packets, dropped)
         self.rows: dict[int, list[tuple]] = {i: [] for i in peers}
         self.stop = threading.Event()
@@ -122,6 +122,32 @@ def cpu_times() -> tuple[int, int]:
     with open("/proc/stat") as f:
         v = [int(x) for x in f.readline().split()[1:]]
     return sum(v[:8]), v[3] + (v[4] if len(v) > 4 else 0)
+
+
+class EventFiles:
+    """The peers' event logs, read as they grow (each line once)."""
+
+    def __init__(self, paths: list[Path]) -> None:
+        self.paths = paths
+        self.offsets = [0] * len(paths)
+        self.events: list[list[dict]] = [[] for _ in paths]
+
+    def poll(self) -> None:
+        for k, p in enumerate(self.paths):
+            try:
+                with open(p, "rb") as f:
+                    f.seek(self.offsets[k])
+                    data = f.read()
+            except FileNotFoundError:
+                continue
+            end = data.rfind(b"\n")
+            if end < 0:
+                continue
+            self.offsets[k] += end + 1
+            self.events[k] += [json.loads(line) for line in data[: end + 1].splitlines() if line.strip()]
+
+    def has(self, k: int, ev: str) -> dict | None:
+        return next((e for e in self.events[k] if e["ev"] == ev), None)
 
 
 def read_events(path: Path) -> list[dict]:
@@ -205,9 +231,11 @@ def execute(p: Plan, work: Path, *, prefix: str = "a", subnet: int = 232, sample
                 stdin=subprocess.PIPE, stdout=outf, stderr=subprocess.STDOUT, env=env, cwd=str(scratch)))
             outf.close()
         evpaths = [work / "events" / f"p{i:03d}.jsonl" for i in range(n)]
+        files = EventFiles(evpaths)
         deadline = time.time() + 60 + 0.5 * n
         while True:
-            ready = [any(e["ev"] == "ready" for e in read_events(evpaths[i])) for i in range(n)]
+            files.poll()
+            ready = [files.has(i, "ready") is not None for i in range(n)]
             dead = [i for i, pr in enumerate(procs) if pr.poll() is not None]
             if dead:
                 tail = (work / "stdout" / f"p{dead[0]:03d}.txt").read_text(errors="replace")[-600:]
@@ -232,16 +260,20 @@ def execute(p: Plan, work: Path, *, prefix: str = "a", subnet: int = 232, sample
         finished: dict[int, float] = {}
         last_print = time.time()
         timed_out = False
+        pieces_of = dict.fromkeys(leechers, 0)
+        seen = dict.fromkeys(leechers, 0)
         while True:
             time.sleep(0.25)
-            pieces = 0
+            files.poll()
             for i in leechers:
-                ev = read_events(evpaths[i])
-                pieces += sum(1 for e in ev if e["ev"] == "piece")
+                new = files.events[i][seen[i]:]
+                seen[i] = len(files.events[i])
+                pieces_of[i] += sum(1 for e in new if e["ev"] == "piece")
                 if i not in finished:
-                    f = next((e["t"] for e in ev if e["ev"] == "finished"), None)
+                    f = next((e["t"] for e in new if e["ev"] == "finished"), None)
                     if f is not None:
                         finished[i] = f
+            pieces = sum(pieces_of.values())
             dead = [i for i, pr in enumerate(procs) if pr.poll() is not None]
             if dead:
                 raise TestbedError(f"peers exited during the run: {dead}; see {work}/stdout/")
