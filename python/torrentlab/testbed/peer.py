@@ -191,7 +191,7 @@ def main(argv: list[str]) -> int:
         if now - last_status >= 1.0:
             last_status = now
             status()
-        stop.wait(0.02)
+        ses.wait_for_alert(50)  # ms: wakes at the next alert, or to poll
     poll()
     status(final=True)
     tcp_cc()
