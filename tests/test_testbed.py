@@ -102,6 +102,27 @@ def test_the_plan_maps_classes_to_libtorrent_settings(tmp_path):
     assert any("utorrent" in x for x in p.ignored)
 
 
+def test_the_validate_sim_report_compares_two_sides(tmp_path):
+    """The report's arithmetic, on two simulator runs standing for both sides (no root needed)."""
+    from torrentlab import validate_sim
+
+    torrentlab.run(str(TINY), seed=1).write(tmp_path / "testbed-0")
+    torrentlab.run(str(TINY), seed=2).write(tmp_path / "sim-0")
+    validate_sim.write_report(tmp_path, "tiny-swarm", {"scenario": str(TINY), "torrentlab": "x", "kernel": "k"})
+    for f in ("report.md", "report.json", "completion.png", "queue_delay.png"):
+        assert (tmp_path / f).stat().st_size > 0, f
+    r = json.loads((tmp_path / "report.json").read_text())
+    m = r["compare"]["metrics"]
+    assert len(r["testbed"]["download_times_s"]) == 2 and len(r["sim"]["download_times_s"]) == 2
+    assert 0 < m["median_download_s"]["testbed"] < 60 and 0 <= r["compare"]["ks_download"]["D"] <= 1
+    assert m["utp_byte_share"]["testbed"] == 1.0  # the libtorrent profile dials uTP first
+    assert m["seed_mean_queue_delay_ms"]["sim"] > 0 and 0 < m["seed_utilisation"]["sim"] <= 1
+    flagged = {k for k in ("median_download_s", "mean_queue_delay_ms") if abs(m[k]["rel_diff"]) > 0.15}
+    assert set(r["compare"]["flagged"]) == flagged
+    assert "| median download time (s) |" in (tmp_path / "report.md").read_text()
+    assert f"| {tmp_path.name} | 1/1 |" in validate_sim.table([str(tmp_path)])
+
+
 # ---------------------------------------------------------------- topology (root)
 
 

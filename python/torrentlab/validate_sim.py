@@ -260,7 +260,8 @@ def write_report(out: Path, name: str, info: dict[str, Any]) -> dict[str, Any]:
     sim_dirs = sorted(out.glob("sim-*"), key=lambda p: int(p.name.split("-")[1]))
     real, sim = side_metrics(real_dirs), side_metrics(sim_dirs)
     cmp = compare(real, sim)
-    tb_info = json.loads((real_dirs[0] / "testbed.json").read_text()) if real_dirs else {}
+    tb_json = real_dirs[0] / "testbed.json" if real_dirs else None
+    tb_info = json.loads(tb_json.read_text()) if tb_json is not None and tb_json.exists() else {}
     info = {**info, "libtorrent": tb_info.get("libtorrent")}
     figures(real, sim, out, name)
     (out / "report.md").write_text(report_md(name, cmp, real, sim, info))
