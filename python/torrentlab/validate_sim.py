@@ -310,7 +310,7 @@ def run(file: str, out_dir: str, *, iterations: int = 3, sim_seeds: int | None =
         for k in range(sim_seeds):
             d = tmp / f"sim-{k}"
             torrentlab.run(doc, seed=pl.seed + k, spill_dir=tmp).write(d)
-        info = {"scenario": os.path.abspath(file), "torrentlab": torrentlab.__version__,
+        info = {"scenario": str(file), "torrentlab": torrentlab.__version__,
                 "kernel": os.uname().release, "iterations": iterations, "sim_seeds": sim_seeds}
         write_report(tmp, pl.name, info)
     return Path(out_dir)
