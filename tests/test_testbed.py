@@ -172,6 +172,22 @@ def test_cleanup_removes_what_a_killed_run_left_and_a_second_cleanup_is_a_no_op(
     assert r.returncode == 0 and "deleted 0 namespaces" in r.stdout
 
 
+@needs_netns
+def test_a_cleanup_leaves_a_live_run_alone():
+    from torrentlab.testbed import orchestrate
+
+    topo = netns.Topology("tsb", 244, [None], [None])
+    lock = orchestrate._lock("tsb")  # as a live run holds it
+    try:
+        topo.up()
+        found = orchestrate.cleanup()
+        assert "tsb" in found["busy"] and sorted(netns.our_namespaces("tsb")) == sorted(topo.namespaces())
+    finally:
+        os.close(lock)
+    found = orchestrate.cleanup("tsb")  # its run is gone now
+    assert found["namespaces"] == 3 and found["busy"] == [] and netns.our_namespaces("tsb") == []
+
+
 # ---------------------------------------------------------------- end to end (root, libtorrent)
 
 

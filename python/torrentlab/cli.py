@@ -148,8 +148,9 @@ def _cmd_testbed(args) -> int:
         testbed.netns.check_host()
         found = testbed.cleanup(args.prefix or "")
         if not args.quiet:
+            busy = f"; left alone, as their runs are alive: {', '.join(found['busy'])}" if found["busy"] else ""
             out.print(f"cleanup: killed {found['processes']} processes, deleted {found['namespaces']} namespaces, "
-                      f"removed {found['scratch']} scratch directories", highlight=False)
+                      f"removed {found['scratch']} scratch directories{busy}", highlight=False)
         return 0
     if not args.file or not args.output:
         raise TestbedError("torrentlab testbed: give a scenario FILE and -o DIR (or --cleanup)")
@@ -531,8 +532,8 @@ def parser() -> argparse.ArgumentParser:
                     help="run a scenario with network.rtt > 0 without the delay (recorded in testbed.json)")
     tb.add_argument("--no-raw", action="store_true", help="do not keep the peers' event logs (raw/)")
     tb.add_argument("--cleanup", action="store_true",
-                    help="kill what runs in tlt* namespaces (tlt<PREFIX>-* with --prefix), delete them; "
-                         "safe to run again")
+                    help="kill what runs in tlt* namespaces (tlt<PREFIX>-* with --prefix) and delete them, "
+                         "except those of a run still alive; safe to run again")
     testbed_options(tb)
     tb.set_defaults(func=_cmd_testbed)
 

@@ -12,8 +12,7 @@ libtorrent peer process), :mod:`.orchestrate` (orchestration), :mod:`.tables`
 
 from __future__ import annotations
 
-from torrentlab.testbed.netns import cleanup
-from torrentlab.testbed.orchestrate import run
+from torrentlab.testbed.orchestrate import cleanup, run
 from torrentlab.testbed.plan import plan
 
 __all__ = ["run", "cleanup", "plan"]

@@ -40,9 +40,9 @@ START_LEAD_S = 0.3
 LOCK_DIR = Path("/run/torrentlab-testbed")
 
 
-def _lock(prefix: str) -> int:
+def _lock(prefix: str, clean: bool = True) -> int:
     """Holds the prefix's lock for this process's life; namespaces of the
-    prefix found without a holder are a dead run's and are removed."""
+    prefix found without a holder are a dead run's and are removed (with `clean`)."""
     LOCK_DIR.mkdir(parents=True, exist_ok=True)
     fd = os.open(LOCK_DIR / f"{prefix}.lock", os.O_CREAT | os.O_RDWR, 0o600)
     try:
@@ -50,9 +50,42 @@ def _lock(prefix: str) -> int:
     except BlockingIOError:
         os.close(fd)
         raise TestbedError(f"another testbed run with prefix {prefix!r} is running; use another --prefix") from None
-    if netns.our_namespaces(prefix):
+    if clean and netns.our_namespaces(prefix):
         netns.cleanup(prefix)
     return fd
+
+
+def cleanup(prefix: str = "") -> dict[str, Any]:
+    """:func:`netns.cleanup` for every prefix of ours (or `prefix`) whose run
+    is gone: a prefix whose lock a live run holds is left alone (listed in
+    ``"busy"``), so a cleanup never breaks a run in progress."""
+    import re
+
+    prefixes = {prefix} if prefix else set()
+    if not prefix:
+        for name in netns.our_namespaces(""):
+            m = re.match(rf"{netns.BASE}([a-z0-9]*)-", name)
+            if m:
+                prefixes.add(m[1])
+        if Path("/dev/shm").is_dir():
+            for d in Path("/dev/shm").iterdir():
+                m = re.match(rf"{netns.BASE}([a-z0-9]*)-", d.name)
+                if m:
+                    prefixes.add(m[1])
+    total: dict[str, Any] = {"processes": 0, "namespaces": 0, "scratch": 0, "busy": []}
+    for p in sorted(prefixes):
+        try:
+            fd = _lock(p, clean=False)
+        except TestbedError:
+            total["busy"].append(p)
+            continue
+        try:
+            found = netns.cleanup(p)
+        finally:
+            os.close(fd)
+        for k in ("processes", "namespaces", "scratch"):
+            total[k] += found[k]
+    return total
 
 
 def allowed_cc() -> set[str]:
