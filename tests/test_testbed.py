@@ -102,6 +102,50 @@ def test_the_plan_maps_classes_to_libtorrent_settings(tmp_path):
     assert any("utorrent" in x for x in p.ignored)
 
 
+def test_the_tables_from_a_testbed_run(tmp_path):
+    """tables.build on a made-up run: the peers' logs and one uplink's qdisc samples (no root needed)."""
+    from torrentlab.testbed import plan, tables
+
+    p = plan(str(TINY))
+    t0 = 1000.0
+    ips = ["10.9.0.10", "10.9.0.11", "10.9.0.12"]
+
+    def conn(ip, out, up, down):
+        return {"remote_ip": ip, "remote_port": 6881, "transport": "utp", "outgoing": out, "first": t0 + 0.5,
+                "last": t0 + 3.0, "up": up, "down": down}
+
+    ev = [[{"t": t0, "ev": "joined"},
+           {"t": t0 + 3, "ev": "status", "up": 3_000_000, "done": 0, "redundant": 0, "failed": 0, "pieces": 8},
+           {"t": t0 + 3, "ev": "conns",
+            "conns": [conn(ips[1], False, 1_500_000, 0), conn(ips[2], False, 1_500_000, 0)]}]]
+    for i in (1, 2):
+        other = ips[3 - i]
+        ev.append([{"t": t0, "ev": "joined"}, {"t": t0 + 1.0 + i, "ev": "piece", "piece": 0},
+                   {"t": t0 + 1.0 + i, "ev": "finished"},
+                   {"t": t0 + 3, "ev": "status", "up": 500_000, "done": 2_000_000, "redundant": 0, "failed": 0,
+                    "pieces": 8},
+                   {"t": t0 + 3, "ev": "conns", "conns": [conn(ips[0], True, 0, 1_500_000),
+                                                          conn(other, i == 2, 500_000, 500_000)]}])
+    # peer 0's uplink: 10 packets (15,000 bytes) waiting throughout, 100 packets a second served
+    samples = {0: [(t0 + k * 0.1, 15_000, 10, 150_000 * k // 10, 10 * k, 0) for k in range(31)]}
+    res = {"plan": p, "t0": t0, "t_end": t0 + 3.0, "timed_out": False, "events": ev, "samples": samples,
+           "ips": ips, "lost": [0, 0, 0], "info": {}}
+    t = {k: v.to_pandas() for k, v in tables.build(res).items()}
+    assert list(t["peers"]["download_time_s"].iloc[1:]) == [2.0, 3.0]
+    assert t["summary"]["completed"].iloc[0] == 2 and t["summary"]["end_s"].iloc[0] == 3.0
+    c = t["connections"]
+    assert len(c) == 3 and set(zip(c["initiator"], c["acceptor"], strict=True)) == {(1, 0), (2, 0), (2, 1)}
+    assert c["piece_bytes_forward"].sum() + c["piece_bytes_reverse"].sum() == 4_000_000
+    assert t["transports"].set_index("transport").loc["utp", "piece_bytes"] == 4_000_000
+    up = t["uplinks"].set_index("peer")
+    assert up.loc[0, "mean_delay_ms"] == pytest.approx(100.0)  # Little: 10 packets / 100 packets/s
+    assert up.loc[0, "p95_delay_ms"] == pytest.approx(12.0)  # 15,000 bytes at 10 Mbit/s
+    assert up.loc[0, "served_packets"] == 300 and up.loc[0, "queue_nonempty_fraction"] == pytest.approx(1.0)
+    assert math.isnan(up.loc[1, "mean_delay_ms"])  # no samples of a limited uplink: unknown
+    assert len(t["uplink_queue"]) == 31 and len(t["chokes"]) == 0
+    assert list(t["piece_spread"]["copies"])[:1] == [2]
+
+
 def test_the_validate_sim_report_compares_two_sides(tmp_path):
     """The report's arithmetic, on two simulator runs standing for both sides (no root needed)."""
     from torrentlab import validate_sim
