@@ -100,6 +100,9 @@ def test_the_plan_maps_classes_to_libtorrent_settings(tmp_path):
     assert lee.upload_limit_Bps == 20_000 and lee.settings["utp_target_delay"] == 100
     assert seed.up_bps == 10_000_000 and seed.up_buffer == ("bytes", 125_000) and seed.down_bps is None
     assert any("utorrent" in x for x in p.ignored)
+    # --ignore-rtt: runs without the delay, and says so
+    far = plan(_write(tmp_path, TINY.read_text().replace('rtt = "0 s"', 'rtt = "40 ms"'), "far.toml"), ignore_rtt=True)
+    assert any(x.startswith("network.rtt: 40 ms dropped") for x in far.ignored)
 
 
 def test_the_tables_from_a_testbed_run(tmp_path):
