@@ -329,7 +329,7 @@ def execute(p: Plan, work: Path, *, prefix: str = "a", subnet: int = 232, sample
         cpu1 = cpu_times()
         # the machine's busy share from t0 to the last completion (every process, all cores), %
         info["machine_busy_pct"] = 100.0 * (1 - (cpu1[1] - cpu0[1]) / max(1, cpu1[0] - cpu0[0]))
-        time.sleep(1.0)  # the last HAVEs
+        time.sleep(1.5)  # the last HAVEs, and libtorrent's per-second counters
         sampler.stop.set()
         sampler.join(timeout=5)
         for pr in procs:

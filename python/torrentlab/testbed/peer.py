@@ -81,6 +81,10 @@ def main(argv: list[str]) -> int:
                           | cat.peer_notification | cat.connect_notification),
         "upload_rate_limit": int(cfg.get("upload_limit_Bps") or 0),
         "download_rate_limit": 0,
+        # Two seeds keep their connection (libtorrent closes it by default): the
+        # byte counts of every connection are read at the end, and libtorrent
+        # updates them only on its one-second tick.
+        "close_redundant_connections": False,
         **cfg["settings"],
     }
     # No default plugins: no peer exchange (ut_pex), as the model's peers
@@ -181,6 +185,8 @@ def main(argv: list[str]) -> int:
             elif isinstance(a, lt.torrent_finished_alert) and not finished:
                 finished = True
                 log("finished")
+                # every byte it downloaded, before connections between seeds close
+                poll()
             elif isinstance(a, (lt.torrent_error_alert, lt.file_error_alert)):
                 log("error", what=a.message())
         now = time.time()
