@@ -6,6 +6,9 @@
     torrentlab sweep FILE [--quick] [-o DIR] [-j N]
     torrentlab bench [--scenario FILE] [--repeat N] [--json]
     torrentlab query DIR SQL [--csv]        SQL over a result's tables (DuckDB)
+    torrentlab testbed FILE -o DIR          run a swarm on real libtorrent peers (root)
+    torrentlab testbed --cleanup            remove what a killed testbed run left
+    torrentlab validate-sim FILE -o DIR     testbed and simulator side by side, a report
 
 Exit codes: 0 success, 2 invalid input (scenario or arguments), 1 internal error.
 """
@@ -29,7 +32,14 @@ from rich.markup import escape
 from rich.table import Table
 
 import torrentlab
-from torrentlab.exceptions import ClusterError, OutputError, QueryError, ScenarioError, TorrentlabError
+from torrentlab.exceptions import (
+    ClusterError,
+    OutputError,
+    QueryError,
+    ScenarioError,
+    TestbedError,
+    TorrentlabError,
+)
 from torrentlab.experiments import EXPERIMENTS, scenario_dir
 
 # Tables stay readable when the output is a pipe or a file (rich assumes 80 columns).
@@ -128,6 +138,54 @@ def _cmd_run(args) -> int:
     if not args.quiet:
         _print_summary(res)
         out.print(f"wrote {dest}/ ({', '.join(sorted(p.name for p in dest.iterdir()))})")
+    return 0
+
+
+def _cmd_testbed(args) -> int:
+    from torrentlab import testbed
+
+    if args.cleanup:
+        testbed.netns.check_host()
+        found = testbed.cleanup(args.prefix or "")
+        if not args.quiet:
+            busy = f"; left alone, as their runs are alive: {', '.join(found['busy'])}" if found["busy"] else ""
+            out.print(f"cleanup: killed {found['processes']} processes, deleted {found['namespaces']} namespaces, "
+                      f"removed {found['scratch']} scratch directories{busy}", highlight=False)
+        return 0
+    if not args.file or not args.output:
+        raise TestbedError("torrentlab testbed: give a scenario FILE and -o DIR (or --cleanup)")
+    from torrentlab.progress import RunBar
+
+    pl = testbed.plan(args.file, ignore_rtt=args.ignore_rtt)
+    with RunBar(f"testbed {pl.name}", pl.duration_s, show=not args.quiet) as bar:
+        dest = testbed.run(args.file, args.output, force=args.force, ignore_rtt=args.ignore_rtt,
+                           prefix=args.prefix or "a", subnet=args.subnet, sample_interval_s=args.sample_interval / 1e3,
+                           timeout_s=args.timeout, keep_raw=not args.no_raw, progress=bar.update)
+    if not args.quiet:
+        _print_summary(_Loaded(dest))
+        out.print(f"wrote {dest}/", highlight=False)
+    return 0
+
+
+class _Loaded:
+    """A result directory read back, for :func:`_print_summary`."""
+
+    def __init__(self, path) -> None:
+        self.summary = torrentlab.load(path, "summary")
+        self.name = self.summary["scenario"].iloc[0]
+        self.kind = "swarm"
+
+
+def _cmd_validate_sim(args) -> int:
+    from torrentlab import validate_sim
+
+    dest = validate_sim.run(args.file, args.output, iterations=args.iterations, sim_seeds=args.sim_seeds,
+                            force=args.force, prefix=args.prefix or "v", subnet=args.subnet,
+                            sample_interval_s=args.sample_interval / 1e3, timeout_s=args.timeout,
+                            quiet=args.quiet)
+    if not args.quiet:
+        out.print((dest / "report.md").read_text(), highlight=False, markup=False)
+        out.print(f"wrote {dest}/", highlight=False)
     return 0
 
 
@@ -447,7 +505,60 @@ def parser() -> argparse.ArgumentParser:
     q.add_argument("--csv", action="store_true", help="print every row as CSV instead of a table")
     q.add_argument("--limit", type=_whole(1), default=50, help="rows shown in the table (default 50)")
     q.set_defaults(func=_cmd_query)
+
+    def testbed_options(c):
+        c.add_argument("--prefix", type=_prefix, default=None,
+                       help="namespaces are tlt<PREFIX>-* (1 to 8 lower-case letters or digits; default a, "
+                            "validate-sim: v); runs at once need different prefixes and --subnet")
+        c.add_argument("--subnet", type=_whole(1, 254), default=232, help="peers get 10.SUBNET.0.x (default 232)")
+        c.add_argument("--sample-interval", metavar="MS", type=_whole(1, 10000), default=20,
+                       help="uplink qdisc sampling period, ms (default 20)")
+        c.add_argument("--timeout", metavar="S", type=_whole(1), default=None,
+                       help="stop a real run after this many seconds (default: run.duration)")
+        c.add_argument("--force", action="store_true",
+                       help="replace an older torrentlab result in the output directory (never anything else)")
+        c.add_argument("-q", "--quiet", action="store_true")
+
+    tb = sub.add_parser("testbed", help="run a swarm scenario on real libtorrent peers in network namespaces "
+                                        "(root; docs/testbed.md)",
+                        description="Run a swarm scenario on real libtorrent peers, one network namespace each, "
+                                    "uplinks shaped with tbf, and write the simulator's tables. Needs root and "
+                                    "the libtorrent Python bindings (pip install 'torrentlab[testbed]'). "
+                                    "Exit 2 when the scenario needs what the kernel lacks (propagation delay, a "
+                                    "congestion control it does not have).")
+    tb.add_argument("file", metavar="FILE", nargs="?", type=file_arg)
+    tb.add_argument("-o", "--output", metavar="DIR", type=dir_arg)
+    tb.add_argument("--ignore-rtt", action="store_true",
+                    help="run a scenario with network.rtt > 0 without the delay (recorded in testbed.json)")
+    tb.add_argument("--no-raw", action="store_true", help="do not keep the peers' event logs (raw/)")
+    tb.add_argument("--cleanup", action="store_true",
+                    help="kill what runs in tlt* namespaces (tlt<PREFIX>-* with --prefix) and delete them, "
+                         "except those of a run still alive; safe to run again")
+    testbed_options(tb)
+    tb.set_defaults(func=_cmd_testbed)
+
+    vs = sub.add_parser("validate-sim", help="run a swarm scenario on the testbed and in the simulator and "
+                                             "write a comparison report (root)",
+                        description="Run FILE on real peers (torrentlab testbed) --iterations times and in the "
+                                    "simulator with as many seeds, and write report.md with completion-time "
+                                    "CDFs, queueing-delay CCDFs, medians and two-sample KS statistics, byte "
+                                    "shares per transport and uplink utilisation.")
+    vs.add_argument("file", metavar="FILE", type=file_arg)
+    vs.add_argument("-o", "--output", metavar="DIR", type=dir_arg, required=True)
+    vs.add_argument("--iterations", type=_whole(1, 1000), default=3, help="real runs (default 3)")
+    vs.add_argument("--sim-seeds", type=_whole(1, 10000), default=None,
+                    help="simulator runs (default: as many as --iterations)")
+    testbed_options(vs)
+    vs.set_defaults(func=_cmd_validate_sim)
     return p
+
+
+def _prefix(text: str) -> str:
+    import re
+
+    if not re.fullmatch(r"[a-z0-9]{1,8}", text):
+        raise argparse.ArgumentTypeError(f"must be 1 to 8 lower-case letters or digits, not {text!r}")
+    return text
 
 
 class _Terminated(BaseException):
@@ -464,7 +575,7 @@ def main(argv: list[str] | None = None) -> int:
         signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         return args.func(args)
-    except (ScenarioError, OutputError, QueryError, ClusterError) as e:
+    except (ScenarioError, OutputError, QueryError, ClusterError, TestbedError) as e:
         err.print(f"[red]error[/]: {escape(str(e))}", highlight=False, soft_wrap=True)
         return 2
     except _Terminated:

@@ -14,6 +14,9 @@ Every error torrentlab raises is a :class:`TorrentlabError`:
   wrong``.
 - :class:`ClusterError`: a sweep cannot run on the Ray cluster asked for (Ray
   not installed, no cluster at the address, a node with another torrentlab).
+- :class:`TestbedError`: the real-peer testbed (``torrentlab testbed``) cannot
+  run here (not root, no ``ip netns``) or cannot run this scenario on this
+  kernel (propagation delay, a missing congestion control).
 - :class:`Cancelled`: a run stopped through its :class:`CancelToken`.
 - :class:`SimulationError`: the engine failed on a valid scenario (a bug; please
   report it with the scenario).
@@ -44,9 +47,15 @@ class QueryError(TorrentlabError):
         super().__init__(f"{self.path}: {detail}")
 
 
+class TestbedError(TorrentlabError):
+    """The real-peer testbed cannot run here or cannot run this scenario (not
+    root, no network namespaces, a kernel without what the scenario needs);
+    ``str(err)`` says why. The command line exits with 2."""
+
+
 class ClusterError(TorrentlabError):
     """A sweep cannot run on the Ray cluster asked for; the message says why."""
 
 
-__all__ = ["TorrentlabError", "ScenarioError", "OutputError", "QueryError", "ClusterError", "Cancelled",
-           "SimulationError"]
+__all__ = ["TorrentlabError", "ScenarioError", "OutputError", "QueryError", "ClusterError", "TestbedError",
+           "Cancelled", "SimulationError"]
