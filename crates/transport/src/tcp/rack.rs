@@ -22,10 +22,13 @@
 //! per flight (`tlp_high_seq`); a probe retransmission that the ACKs show
 //! repaired a loss reduces the window once (Linux `tcp_process_tlp_ack`).
 //!
+//! The same log serves Linux 2.6's FACK ([`Rack::fack_detect`]: by sequence,
+//! not time) and F-RTO's verdict on a timeout (RFC 5682).
+//!
 //! Byte counts follow Linux's packet counters: `pipe = flight - sacked -
 //! lost + retransmitted-and-in-flight` (`tcp_packets_in_flight`). This module
-//! keeps the per-segment log and RACK's state; the sender's use of it is in
-//! `sender/loss_detection.rs`.
+//! keeps the per-segment log and the state of RACK, TLP and F-RTO; the
+//! sender's use of it is in `sender/loss_detection.rs`.
 
 use std::collections::VecDeque;
 
