@@ -42,7 +42,7 @@ use crate::cc::{AckSample, CongestionControl, Controller, Window};
 
 mod episode;
 mod loss_detection;
-use episode::Rare;
+use episode::{rack, rack_mut, Rare};
 
 /// Counters of one sender. Bytes are payload bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -234,9 +234,9 @@ impl TcpSender {
             duplicate_acks: l.duplicate_acks,
             max_rtt_sample_ns: s.max_rtt,
             max_owd_sample_ns: s.max_owd,
-            lost_retransmits: self.rare.as_deref().and_then(|x| x.rack.as_ref()).map_or(0, |r| r.lost_retransmits),
-            loss_probes: self.rare.as_deref().and_then(|x| x.rack.as_ref()).map_or(0, |r| r.probes),
-            spurious_timeouts: self.rare.as_deref().and_then(|x| x.rack.as_ref()).map_or(0, |r| r.spurious_timeouts),
+            lost_retransmits: rack(&self.rare).map_or(0, |r| r.lost_retransmits),
+            loss_probes: rack(&self.rare).map_or(0, |r| r.probes),
+            spurious_timeouts: rack(&self.rare).map_or(0, |r| r.spurious_timeouts),
         }
     }
 
@@ -271,7 +271,7 @@ impl TcpSender {
         } else {
             OptTime::NONE
         });
-        match self.rare.as_deref().and_then(|x| x.rack.as_ref()) {
+        match rack(&self.rare) {
             Some(r) => rto.earliest(r.deadline()),
             None => rto,
         }
@@ -365,7 +365,7 @@ impl TcpSender {
                 r.rate.sent(len);
             }
         }
-        if let Some(r) = self.rare.as_deref_mut().and_then(|x| x.rack.as_mut()) {
+        if let Some(r) = rack_mut(&mut self.rare) {
             r.on_send(now, seq, len);
         }
     }
@@ -379,7 +379,7 @@ impl TcpSender {
         self.recovery.is_none()
             && !self.retransmit_pending
             && self.snd_nxt >= self.app_end
-            && self.rare.as_deref().and_then(|x| x.rack.as_ref()).is_none_or(|r| !r.probe_pending)
+            && rack(&self.rare).is_none_or(|r| !r.probe_pending)
     }
 
     /// The next segment to put on the wire, if the windows allow one.
@@ -387,7 +387,7 @@ impl TcpSender {
     pub fn poll_transmit(&mut self, now: Time) -> Option<Segment> {
         // The endpoint's own fields first: most calls find nothing to send
         // without reading the configuration.
-        if let Some(r) = self.rare.as_deref().and_then(|x| x.rack.as_ref()) {
+        if let Some(r) = rack(&self.rare) {
             if r.probe_pending {
                 return self.send_probe(now);
             }

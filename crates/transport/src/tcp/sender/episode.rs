@@ -141,7 +141,7 @@ impl TcpSender {
             // what the receiver holds (as Linux's loss state does).
             self.recovery = OptU64::some(self.snd_max);
             self.high_rxt = self.snd_una;
-            if let Some(r) = self.rare.as_deref_mut().and_then(|x| x.rack.as_mut()) {
+            if let Some(r) = rack_mut(&mut self.rare) {
                 // RACK: the head and all but the recently sent are lost (FACK:
                 // all); the head goes again at once (Linux
                 // `tcp_retransmit_timer`).
@@ -163,6 +163,19 @@ impl TcpSender {
         self.rto_deadline = OptTime::some(now + self.rtt.rto(&self.cfg));
         self.enforce_no_slow_start();
     }
+}
+
+/// RACK-TLP's state, if the sender keeps it (a function of the field, not of
+/// the sender, so the other fields stay free to borrow beside it).
+#[inline]
+pub(super) fn rack(rare: &Option<Box<Rare>>) -> Option<&Rack> {
+    rare.as_deref()?.rack.as_ref()
+}
+
+/// [`rack`], to change.
+#[inline]
+pub(super) fn rack_mut(rare: &mut Option<Box<Rare>>) -> Option<&mut Rack> {
+    rare.as_deref_mut()?.rack.as_mut()
 }
 
 /// What few senders need, out of line.

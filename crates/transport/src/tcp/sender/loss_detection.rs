@@ -12,6 +12,7 @@ use torrentlab_engine::{OptTime, OptU64, Time};
 use super::super::rack::{self, Rack};
 use super::super::recovery::{Frto, LossDetection};
 use super::super::segment::Segment;
+use super::episode::{rack, rack_mut};
 use super::TcpSender;
 use crate::cc::CongestionControl;
 
@@ -25,7 +26,7 @@ impl TcpSender {
     /// The sender keeps RACK-TLP's state.
     #[inline]
     pub(super) fn has_rack(&self) -> bool {
-        self.rare.as_deref().is_some_and(|x| x.rack.is_some())
+        rack(&self.rare).is_some()
     }
 
     /// The segment log decides what is lost: RACK or FACK, not RFC 6675's
@@ -39,7 +40,7 @@ impl TcpSender {
     /// moves). Returns whether it SACKed something new.
     #[cold]
     pub(super) fn rack_on_ack(&mut self, now: Time, seg: &Segment, ack: u64) -> bool {
-        let Some(r) = self.rare.as_deref_mut().and_then(|x| x.rack.as_mut()) else { return false };
+        let Some(r) = rack_mut(&mut self.rare) else { return false };
         let sacked = r.sacked;
         r.on_ack(now, ack.max(self.snd_una), seg.sack.ranges(ack));
         r.sacked > sacked
@@ -53,7 +54,7 @@ impl TcpSender {
         let in_recovery = self.recovery.is_some();
         let dupthresh = self.cfg.dupack_threshold as u64 * self.cfg.mss as u64;
         let srtt = self.rtt.srtt();
-        let Some(r) = self.rare.as_deref_mut().and_then(|x| x.rack.as_mut()) else { return 0 };
+        let Some(r) = rack_mut(&mut self.rare) else { return 0 };
         if !force && !r.advanced() {
             return 0;
         }
@@ -71,12 +72,12 @@ impl TcpSender {
         let can_send_new = self.app_end > self.snd_max && self.snd_max - self.snd_una < self.peer_window as u64;
         let snd_max = self.snd_max;
         let Some(point) = self.rto_recovery() else {
-            if let Some(r) = self.rare.as_deref_mut().and_then(|x| x.rack.as_mut()) {
+            if let Some(r) = rack_mut(&mut self.rare) {
                 r.frto = false; // the loss state ended: nothing left to judge
             }
             return;
         };
-        let Some(r) = self.rare.as_deref_mut().and_then(|x| x.rack.as_mut()) else { return };
+        let Some(r) = rack_mut(&mut self.rare) else { return };
         if r.orig_delivered_end <= point {
             self.frto_spurious();
         } else if r.frto_new_data {
@@ -97,7 +98,7 @@ impl TcpSender {
     /// A timeout found spurious: nothing is lost after all, the loss state
     /// ends, and the window is undone or kept reduced ([`Frto`]).
     fn frto_spurious(&mut self) {
-        let Some(r) = self.rare.as_deref_mut().and_then(|x| x.rack.as_mut()) else { return };
+        let Some(r) = rack_mut(&mut self.rare) else { return };
         r.unmark_lost();
         r.spurious_timeouts += 1;
         let (cwnd, ssthresh) = r.prior;
@@ -121,7 +122,7 @@ impl TcpSender {
         let dubious = sack_news || self.recovery.is_some();
         let (una, rto) = (self.snd_una, self.rtt.rto(&self.cfg));
         let dupthresh = self.cfg.dupack_threshold as u64 * self.cfg.mss as u64;
-        let Some(r) = self.rare.as_deref_mut().and_then(|x| x.rack.as_mut()) else { return 0 };
+        let Some(r) = rack_mut(&mut self.rare) else { return 0 };
         if !dubious && r.sacked == 0 {
             return 0;
         }
@@ -133,7 +134,7 @@ impl TcpSender {
     /// recovery.
     #[cold]
     pub(super) fn rack_may_enter_recovery(&mut self) {
-        let lost = self.rare.as_deref().and_then(|x| x.rack.as_ref()).is_some_and(|r| r.lost > 0);
+        let lost = rack(&self.rare).is_some_and(|r| r.lost > 0);
         if lost && self.recovery.is_none() && self.episode().is_none() {
             self.enter_fast_recovery();
         }
@@ -145,7 +146,7 @@ impl TcpSender {
     #[cold]
     pub(super) fn rack_after_ack(&mut self, now: Time, seg: &Segment, ack: u64, advances: bool, sack_news: bool) {
         self.process_tlp_ack(seg, ack, advances, sack_news);
-        if self.rare.as_deref().and_then(|x| x.rack.as_ref()).is_some_and(|r| r.frto) {
+        if rack(&self.rare).is_some_and(|r| r.frto) {
             self.frto_on_ack(seg, ack, advances, sack_news);
         }
         let newly = match self.cfg.loss_detection {
@@ -168,7 +169,7 @@ impl TcpSender {
     #[cold]
     pub(super) fn rack_transmit(&mut self, now: Time) -> Option<Segment> {
         let mss = self.cfg.mss;
-        let r = self.rare.as_deref().and_then(|x| x.rack.as_ref())?;
+        let r = rack(&self.rare)?;
         let lost = r.next_lost(mss);
         if std::mem::take(&mut self.retransmit_pending) {
             if let Some((seq, len)) = lost {
@@ -192,13 +193,13 @@ impl TcpSender {
         if new.is_some() || self.cfg.loss_detection != LossDetection::Fack || self.fast_recovery().is_none() {
             return new;
         }
-        let (seq, len) = self.rare.as_deref().and_then(|x| x.rack.as_ref())?.next_forward(mss)?;
+        let (seq, len) = rack(&self.rare)?.next_forward(mss)?;
         Some(self.retransmit(now, seq, len))
     }
 
     /// The pipe of a SACK recovery: RACK's count, or RFC 6675's SetPipe.
     pub(super) fn sack_pipe(&self) -> u64 {
-        if let Some(r) = self.rare.as_deref().and_then(|x| x.rack.as_ref()).filter(|_| self.log_detects()) {
+        if let Some(r) = rack(&self.rare).filter(|_| self.log_detects()) {
             return r.pipe(self.snd_max - self.snd_una);
         }
         let lost_below = self.scoreboard.lost_boundary(self.cfg.dupack_threshold, self.cfg.mss);
@@ -212,7 +213,7 @@ impl TcpSender {
         self.recovery.is_none()
             && self.episode().is_none()
             && self.dupacks == 0
-            && self.rare.as_deref().and_then(|x| x.rack.as_ref()).is_some_and(|r| r.is_open())
+            && rack(&self.rare).is_some_and(|r| r.is_open())
     }
 
     /// RFC 8985 §7.2 (Linux `tcp_schedule_loss_probe`): after new data
@@ -231,7 +232,7 @@ impl TcpSender {
         let rto_left = if on_ack { rto } else { self.rto_deadline.get().map_or(rto, |t| t.saturating_since(now)) };
         let segments = flight.div_ceil(self.cfg.mss as u64);
         let pto = rack::probe_timeout(self.rtt.srtt(), segments, self.cfg.min_rto, self.cfg.initial_rto);
-        let Some(r) = self.rare.as_deref_mut().and_then(|x| x.rack.as_mut()) else { return };
+        let Some(r) = rack_mut(&mut self.rare) else { return };
         r.pto_deadline = if open { OptTime::some(now + pto.min(rto_left)) } else { OptTime::NONE };
     }
 
@@ -241,7 +242,7 @@ impl TcpSender {
     #[cold]
     pub(super) fn probe_timer_fired(&mut self, now: Time) {
         let open = self.is_open();
-        let Some(r) = self.rare.as_deref_mut().and_then(|x| x.rack.as_mut()) else { return };
+        let Some(r) = rack_mut(&mut self.rare) else { return };
         r.pto_deadline = OptTime::NONE;
         if r.tlp_high_seq.is_some() || !open || self.snd_max == self.snd_una {
             self.rto_deadline = OptTime::some(now + self.rtt.rto(&self.cfg));
@@ -256,7 +257,7 @@ impl TcpSender {
     #[cold]
     pub(super) fn send_probe(&mut self, now: Time) -> Option<Segment> {
         let mss = self.cfg.mss;
-        let r = self.rare.as_deref_mut().and_then(|x| x.rack.as_mut())?;
+        let r = rack_mut(&mut self.rare)?;
         r.probe_pending = false;
         let new_fits =
             self.snd_nxt < self.app_end && self.snd_nxt - self.snd_una + mss as u64 <= self.peer_window as u64;
@@ -267,7 +268,7 @@ impl TcpSender {
             let (seq, len) = r.last_unsacked(mss)?;
             self.retransmit(now, seq, len)
         };
-        let r = self.rare.as_deref_mut().and_then(|x| x.rack.as_mut()).expect("checked above");
+        let r = rack_mut(&mut self.rare).expect("checked above");
         r.tlp_retrans = !new_fits;
         r.tlp_high_seq = OptU64::some(self.snd_nxt);
         r.probes += 1;
@@ -283,7 +284,7 @@ impl TcpSender {
     #[cold]
     pub(super) fn process_tlp_ack(&mut self, seg: &Segment, ack: u64, advances: bool, sack_news: bool) {
         let flight = self.snd_max - self.snd_una;
-        let Some(r) = self.rare.as_deref_mut().and_then(|x| x.rack.as_mut()) else { return };
+        let Some(r) = rack_mut(&mut self.rare) else { return };
         let Some(high) = r.tlp_high_seq.get() else { return };
         if ack < high {
             return;
@@ -302,7 +303,7 @@ impl TcpSender {
     /// A loss episode begins: no probe in it (Linux `tcp_init_cwnd_reduction`
     /// and `tcp_enter_loss` clear `tlp_high_seq`).
     pub(super) fn rack_episode_begins(&mut self) {
-        if let Some(r) = self.rare.as_deref_mut().and_then(|x| x.rack.as_mut()) {
+        if let Some(r) = rack_mut(&mut self.rare) {
             r.tlp_high_seq = OptU64::NONE;
             r.pto_deadline = OptTime::NONE;
             r.probe_pending = false;
@@ -312,13 +313,13 @@ impl TcpSender {
     /// The reordering or probe timer, if one is due; true if one fired.
     #[cold]
     pub(super) fn rack_timers(&mut self, now: Time) -> bool {
-        let Some(r) = self.rare.as_deref().and_then(|x| x.rack.as_ref()) else { return false };
+        let Some(r) = rack(&self.rare) else { return false };
         let (reo, pto) = (r.reo_deadline.get(), r.pto_deadline.get());
         let mut fired = false;
         if reo.is_some_and(|t| t <= now) {
             fired = true;
             // Linux `tcp_rack_reo_timeout`.
-            if let Some(r) = self.rare.as_deref_mut().and_then(|x| x.rack.as_mut()) {
+            if let Some(r) = rack_mut(&mut self.rare) {
                 r.reo_deadline = OptTime::NONE;
             }
             if self.rack_detect_loss(now, true) > 0 {
