@@ -9,13 +9,13 @@ compares, per side:
 
 - **completion**: the leechers' ``download_time_s``, pooled over runs: the
   medians, their relative difference and the two-sample Kolmogorov-Smirnov
-  statistic D (with its p-value); the CDFs overlaid (``completion.png``);
+  statistic D (with its p-value); the CDFs overlaid (``completion.png`` and ``.svg``);
 - **queueing delay** at the uplinks: the mean per packet (``uplinks``'
   ``mean_delay_ms``, weighted by packets served; the testbed's comes from
   Little's law over its qdisc samples), and the distribution in time of the
   delay a packet arriving would see (bytes waiting x 8 / capacity, each
   sample held until the next: the testbed's qdisc samples, the simulator's
-  dequeue log), as CCDFs (``queue_delay.png``);
+  dequeue log), as CCDFs (``queue_delay.png`` and ``.svg``);
 - **byte shares** per transport (``transports.piece_bytes``);
 - **uplink utilisation** (``uplinks.utilisation``, seeds and leechers).
 
@@ -179,27 +179,23 @@ def compare(real: dict[str, Any], sim: dict[str, Any]) -> dict[str, Any]:
 
 
 def figures(real: dict[str, Any], sim: dict[str, Any], out: Path, title: str) -> list[str]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    """The completion-time CDFs and the queueing-delay CCDFs of both sides,
+    overlaid (``completion`` and ``queue_delay``, PNG and SVG); returns the
+    file names."""
+    from torrentlab import plots
 
     names = []
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = plots.plt.subplots(figsize=(6, 4))
     for side, m, style in (("testbed", real, "-"), ("simulator", sim, "--")):
-        d = np.sort(m["download_times_s"])
-        if len(d):
-            ax.step(d, np.arange(1, len(d) + 1) / len(d), style, where="post", label=f"{side} (n={len(d)})")
+        d = m["download_times_s"]
+        plots.cdf(ax, d, f"{side} (n={len(d)})", linestyle=style)
     ax.set_xlabel("download time (s)")
     ax.set_ylabel("CDF")
     ax.set_title(f"{title}: completion times")
     ax.grid(alpha=0.3)
-    ax.legend(loc="lower right")
-    fig.tight_layout()
-    fig.savefig(out / "completion.png", dpi=110)
-    plt.close(fig)
-    names.append("completion.png")
-    fig, ax = plt.subplots(figsize=(6, 4))
+    plots.legend(ax)
+    names += [p.name for p in plots.save(fig, out / "completion")]
+    fig, ax = plots.plt.subplots(figsize=(6, 4))
     for side, m, style in (("testbed", real, "-"), ("simulator", sim, "--")):
         for role, color in (("seed", "C0"), ("leecher", "C1")):
             v, w = m["_queue"][role]
@@ -211,11 +207,8 @@ def figures(real: dict[str, Any], sim: dict[str, Any], out: Path, title: str) ->
     ax.set_ylabel("CCDF")
     ax.set_title(f"{title}: uplink queueing delay")
     ax.grid(alpha=0.3)
-    ax.legend(loc="upper right")
-    fig.tight_layout()
-    fig.savefig(out / "queue_delay.png", dpi=110)
-    plt.close(fig)
-    names.append("queue_delay.png")
+    plots.legend(ax)
+    names += [p.name for p in plots.save(fig, out / "queue_delay")]
     return names
 
 
