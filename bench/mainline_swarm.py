@@ -99,6 +99,7 @@ from pathlib import Path
 
 from mainline_compare import model_runs, real_metrics, table
 from torrentlab.guards import parse_size  # the scenario's own size units
+from torrentlab.testbed.netns import kill_pids
 
 HERE = Path(__file__).resolve().parent
 PROBE = HERE / "mainline_probe.py"
@@ -154,27 +155,6 @@ def our_namespaces(prefix: str) -> list[str]:
     names = [line.split()[0] for line in r.stdout.splitlines() if line.strip()]
     stem = f"{BASE}{prefix}-" if prefix else BASE
     return [n for n in names if n.startswith(stem)]
-
-
-def kill_pids(pids: list[int], grace: float = 3.0) -> None:
-    for p in pids:
-        try:
-            os.kill(p, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-    deadline = time.time() + grace
-    for p in pids:
-        while time.time() < deadline:
-            try:
-                os.kill(p, 0)
-            except ProcessLookupError:
-                break
-            time.sleep(0.05)
-        else:
-            try:
-                os.kill(p, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
 
 
 def cleanup(prefix: str) -> int:
