@@ -105,6 +105,17 @@ def test_the_plan_maps_classes_to_libtorrent_settings(tmp_path):
     assert any(x.startswith("network.rtt: 40 ms dropped") for x in far.ignored)
 
 
+def test_the_plan_says_when_the_installed_libtorrent_follows_another_mixed_mode_rule(tmp_path, monkeypatch):
+    from torrentlab.testbed import plan as plan_mod
+
+    assert plan_mod._series("2.1.1.0") == "2.0" and plan_mod._series("2.0.6") == "2.0"
+    assert plan_mod._series("2.0.5") == "1.2" and plan_mod._series("1.2.19.0") == "1.2"
+    monkeypatch.setattr(plan_mod, "installed_libtorrent", lambda: "2.1.1.0")
+    asked_1_2 = plan_mod.plan(_write(tmp_path, TINY.read_text().replace('version = "2.0"', 'version = "1.2"')))
+    assert [x for x in asked_1_2.ignored if ".version:" in x and "2.1.1.0" in x], asked_1_2.ignored
+    assert not [x for x in plan_mod.plan(str(TINY)).ignored if ".version:" in x]
+
+
 def test_the_tables_from_a_testbed_run(tmp_path):
     """tables.build on a made-up run: the peers' logs and one uplink's qdisc samples (no root needed)."""
     from torrentlab.testbed import plan, tables
@@ -117,7 +128,9 @@ def test_the_tables_from_a_testbed_run(tmp_path):
         return {"remote_ip": ip, "remote_port": 6881, "transport": "utp", "outgoing": out, "first": t0 + 0.5,
                 "last": t0 + 3.0, "up": up, "down": down}
 
-    ev = [[{"t": t0, "ev": "joined"},
+    ev = [[{"t": t0, "ev": "joined"}, {"t": t0 + 0.5, "ev": "choke", "remote_ip": ips[2], "choked": False},
+           {"t": t0 + 1.0, "ev": "choke", "remote_ip": ips[1], "choked": False},
+           {"t": t0 + 2.0, "ev": "choke", "remote_ip": ips[2], "choked": True},
            {"t": t0 + 3, "ev": "status", "up": 3_000_000, "done": 0, "redundant": 0, "failed": 0, "pieces": 8},
            {"t": t0 + 3, "ev": "conns",
             "conns": [conn(ips[1], False, 1_500_000, 0), conn(ips[2], False, 1_500_000, 0)]}]]
@@ -145,7 +158,13 @@ def test_the_tables_from_a_testbed_run(tmp_path):
     assert up.loc[0, "p95_delay_ms"] == pytest.approx(12.0)  # 15,000 bytes at 10 Mbit/s
     assert up.loc[0, "served_packets"] == 300 and up.loc[0, "queue_nonempty_fraction"] == pytest.approx(1.0)
     assert math.isnan(up.loc[1, "mean_delay_ms"])  # no samples of a limited uplink: unknown
-    assert len(t["uplink_queue"]) == 31 and len(t["chokes"]) == 0
+    assert len(t["uplink_queue"]) == 31
+    k = t["chokes"]
+    assert list(zip(k["time_s"], k["peer"], k["remote"], k["choked"].astype(bool), strict=True)) == [
+        (0.5, 0, 2, False), (1.0, 0, 1, False), (2.0, 0, 2, True)]
+    assert list(t["peers"]["first_unchoked_s"].iloc[1:]) == [1.0, 0.5]
+    assert t["summary"]["first_unchoke_s"].iloc[0] == 0.5
+    assert t["summary"]["mean_time_to_first_unchoke_s"].iloc[0] == pytest.approx(0.75)
     assert list(t["piece_spread"]["copies"])[:1] == [2]
 
 
@@ -168,6 +187,31 @@ def test_the_validate_sim_report_compares_two_sides(tmp_path):
     assert set(r["compare"]["flagged"]) == flagged
     assert "| median download time (s) |" in (tmp_path / "report.md").read_text()
     assert f"| {tmp_path.name} | 1/1 |" in validate_sim.table([str(tmp_path)])
+
+
+def test_sim_only_runs_the_simulator_side_again_and_keeps_the_testbed_runs(tmp_path):
+    """validate-sim --sim-only on a made-up result (a simulator run stands for the testbed's; no root needed)."""
+    from torrentlab.output import atomic_dir
+
+    out = tmp_path / "vs"
+    with atomic_dir(out, kind="validate-sim", scenario="tiny-swarm", scenario_kind="swarm", seed=1) as tmp:
+        torrentlab.run(str(TINY), seed=7).write(tmp / "testbed-0")
+        (tmp / "sim-0").mkdir()
+        (tmp / "sim-0" / "stale").write_text("from an older model")
+    kept = (out / "testbed-0" / "peers.parquet").read_bytes()
+    r = cli("validate-sim", str(TINY), "-o", str(out), "--sim-only", "-q")
+    assert r.returncode == 0, r.stderr
+    assert (out / "testbed-0" / "peers.parquet").read_bytes() == kept
+    assert not (out / "sim-0" / "stale").exists() and (out / "sim-0" / "peers.parquet").is_file()
+    rep = json.loads((out / "report.json").read_text())
+    assert rep["sim"]["runs"] == 1 and rep["info"]["sim_rerun"]
+    # Refused where there are no testbed runs to keep: exit 2, the directory untouched.
+    other = tmp_path / "plain"
+    torrentlab.run(str(TINY), seed=1).write(other)
+    before = sorted(p.name for p in other.iterdir())
+    r = cli("validate-sim", str(TINY), "-o", str(other), "--sim-only", "-q")
+    assert r.returncode == 2 and "not a validate-sim result" in r.stderr
+    assert sorted(p.name for p in other.iterdir()) == before
 
 
 # ---------------------------------------------------------------- topology (root)

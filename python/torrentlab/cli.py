@@ -179,10 +179,13 @@ class _Loaded:
 def _cmd_validate_sim(args) -> int:
     from torrentlab import validate_sim
 
-    dest = validate_sim.run(args.file, args.output, iterations=args.iterations, sim_seeds=args.sim_seeds,
-                            force=args.force, prefix=args.prefix or "v", subnet=args.subnet,
-                            sample_interval_s=args.sample_interval / 1e3, timeout_s=args.timeout,
-                            quiet=args.quiet)
+    if args.sim_only:
+        dest = validate_sim.rerun_sim(args.file, args.output, sim_seeds=args.sim_seeds)
+    else:
+        dest = validate_sim.run(args.file, args.output, iterations=args.iterations, sim_seeds=args.sim_seeds,
+                                force=args.force, prefix=args.prefix or "v", subnet=args.subnet,
+                                sample_interval_s=args.sample_interval / 1e3, timeout_s=args.timeout,
+                                quiet=args.quiet)
     if not args.quiet:
         out.print((dest / "report.md").read_text(), highlight=False, markup=False)
         out.print(f"wrote {dest}/", highlight=False)
@@ -548,6 +551,9 @@ def parser() -> argparse.ArgumentParser:
     vs.add_argument("--iterations", type=_whole(1, 1000), default=3, help="real runs (default 3)")
     vs.add_argument("--sim-seeds", type=_whole(1, 10000), default=None,
                     help="simulator runs (default: as many as --iterations)")
+    vs.add_argument("--sim-only", action="store_true",
+                    help="keep DIR's testbed runs (an earlier validate-sim of FILE) and run only the simulator "
+                         "side again, then rewrite the report (after a change to the model; no root needed)")
     testbed_options(vs)
     vs.set_defaults(func=_cmd_validate_sim)
     return p

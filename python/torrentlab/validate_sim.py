@@ -273,6 +273,50 @@ def rewrite_report(out_dir: str) -> Path:
     return out
 
 
+def rerun_sim(file: str, out_dir: str, *, sim_seeds: int | None = None) -> Path:
+    """Runs the simulator side of the validate-sim directory ``out_dir`` (of
+    ``file``) again and rewrites its report, keeping its testbed runs: after a
+    change to the model. Needs no root. The directory is replaced as a whole
+    when done; on error or interrupt it is left as it was."""
+    import shutil
+
+    import torrentlab
+    from torrentlab import testbed
+    from torrentlab.exceptions import TestbedError
+    from torrentlab.output import MANIFEST, atomic_dir
+
+    out = Path(out_dir)
+    try:
+        manifest = json.loads((out / MANIFEST).read_text())
+    except (OSError, ValueError):
+        manifest = {}
+    real_dirs = sorted(out.glob("testbed-*"))
+    if manifest.get("kind") != "validate-sim" or not real_dirs:
+        raise TestbedError(f"{out_dir}: not a validate-sim result with testbed runs (--sim-only keeps them)")
+    pl = testbed.plan(file, ignore_rtt=True)
+    if manifest.get("scenario") != pl.name:
+        raise TestbedError(f"{out_dir}: its runs are of scenario {manifest.get('scenario')!r}, {file} is "
+                           f"{pl.name!r}")
+    old = json.loads((out / "report.json").read_text())["info"] if (out / "report.json").exists() else {}
+    logged = 0
+    for q in pl.peers:
+        if q.up_bps is None:
+            break
+        logged += 1
+    sim_seeds = sim_seeds or len(real_dirs)
+    with atomic_dir(out_dir, force=True, kind="validate-sim", scenario=pl.name, scenario_kind="swarm",
+                    seed=pl.seed) as tmp:
+        for d in real_dirs:
+            shutil.copytree(d, tmp / d.name)
+        doc = sim_scenario(file, logged, pl.name)
+        for k in range(sim_seeds):
+            torrentlab.run(doc, seed=pl.seed + k, spill_dir=tmp).write(tmp / f"sim-{k}")
+        info = {**old, "scenario": str(file), "torrentlab": torrentlab.__version__, "sim_seeds": sim_seeds,
+                "sim_rerun": time.strftime("%Y-%m-%d")}
+        write_report(tmp, pl.name, info)
+    return out
+
+
 def run(file: str, out_dir: str, *, iterations: int = 3, sim_seeds: int | None = None, force: bool = False,
         prefix: str = "v", subnet: int = 232, sample_interval_s: float = 0.02, timeout_s: float | None = None,
         quiet: bool = True) -> Path:

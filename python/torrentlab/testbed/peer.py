@@ -33,6 +33,9 @@ from typing import Any
 #: How often (s) connections are polled for their byte counts (also the
 #: resolution of a connection's opened and closed times).
 POLL_S = 0.5
+#: libtorrent's uTP session counters logged every second ("utp" events)
+UTP_COUNTERS = ("utp_samples_above_target", "utp_samples_below_target", "utp_packet_loss", "utp_timeout",
+                "utp_fast_retransmit", "utp_packets_in", "utp_payload_pkts_out")
 
 
 class Log:
@@ -44,7 +47,7 @@ class Log:
 
 
 #: peer_info flag bits of libtorrent 2.x (peer_info.hpp), where the bindings do not name them
-_FLAG_BITS = {"outgoing_connection": 1 << 5, "utp_socket": 1 << 17}
+_FLAG_BITS = {"outgoing_connection": 1 << 5, "utp_socket": 1 << 17, "choked": 1 << 1}
 
 
 def _flag(lt, name: str) -> int:
@@ -134,7 +137,11 @@ def main(argv: list[str]) -> int:
 
     utp_flag = _flag(lt, "utp_socket")
     out_flag = _flag(lt, "outgoing_connection")
+    choked_flag = _flag(lt, "choked")
     conns: dict[str, dict[str, Any]] = {}
+    # Whom we choke, per remote address, as last polled: a change is logged
+    # ("choke" events, at the poll's resolution). Every peer starts choked.
+    choking: dict[str, bool] = {}
 
     def poll() -> None:
         now = time.time()
@@ -147,6 +154,10 @@ def main(argv: list[str]) -> int:
                 c = conns[key] = {"remote_ip": ip, "remote_port": port, "transport": "utp" if utp else "tcp",
                                   "outgoing": bool(p.flags & out_flag), "first": now}
             c.update(last=now, up=int(p.total_upload), down=int(p.total_download))
+            choked = bool(p.flags & choked_flag)
+            if choking.get(ip, True) != choked:
+                choking[ip] = choked
+                log("choke", remote_ip=ip, choked=choked)
 
     cc_seen: set[str] = set()
 
@@ -170,7 +181,14 @@ def main(argv: list[str]) -> int:
             finally:
                 s.close()
 
+    # libtorrent's uTP counters, logged every second: whether its LEDBAT
+    # sees its delay samples above or below target, its losses and timeouts.
+    metrics = {m.name: m.value_index for m in lt.session_stats_metrics()}
+    utp_counters = {k: metrics[f"utp.{k}"] for k in UTP_COUNTERS if f"utp.{k}" in metrics}
+
     def status(final: bool = False) -> None:
+        if utp_counters:
+            ses.post_session_stats()
         s = h.status()
         log("status", final=final, up=int(s.total_payload_upload), down=int(s.total_payload_download),
             done=int(s.total_wanted_done), wanted=int(s.total_wanted), redundant=int(s.total_redundant_bytes),
@@ -189,6 +207,9 @@ def main(argv: list[str]) -> int:
                 poll()
             elif isinstance(a, (lt.torrent_error_alert, lt.file_error_alert)):
                 log("error", what=a.message())
+            elif isinstance(a, lt.session_stats_alert):
+                values = a.values
+                log("utp", **{k: int(values[i]) for k, i in utp_counters.items()})
         now = time.time()
         if now - last_poll >= POLL_S:
             last_poll = now
@@ -200,6 +221,10 @@ def main(argv: list[str]) -> int:
         ses.wait_for_alert(50)  # ms: wakes at the next alert, or to poll
     poll()
     status(final=True)
+    for a in ses.pop_alerts() if utp_counters and ses.wait_for_alert(500) else ():
+        if isinstance(a, lt.session_stats_alert):
+            values = a.values
+            log("utp", final=True, **{k: int(values[i]) for k, i in utp_counters.items()})
     tcp_cc()
     log("tcp_cc", names=sorted(cc_seen))
     log("conns", conns=list(conns.values()))

@@ -123,6 +123,22 @@ def available_cc() -> set[str]:
         return set()
 
 
+def installed_libtorrent() -> str | None:
+    """The installed libtorrent Python bindings' version, without importing them."""
+    from importlib import metadata
+    try:
+        return metadata.version("libtorrent")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _series(version: str) -> str:
+    """The scenario's `version` whose rules libtorrent `version` follows: "2.0"
+    from 2.0.6 on (the newer peer_proportional rule), else "1.2"."""
+    parts = [int(x) for x in version.split(".")[:3] if x.isdigit()] + [0, 0, 0]
+    return "2.0" if tuple(parts[:3]) >= (2, 0, 6) else "1.2"
+
+
 def _client_settings(file: str, where: str, c: dict[str, Any], client: str, utp: dict[str, Any],
                      ignored: list[str]) -> dict[str, Any]:
     """libtorrent settings for a class: transports, uTP target, mixed mode, slots, limits."""
@@ -133,7 +149,12 @@ def _client_settings(file: str, where: str, c: dict[str, Any], client: str, utp:
         s["enable_outgoing_tcp"] = transport in (None, "tcp")
         s["enable_incoming_utp"] = True
         s["enable_incoming_tcp"] = True
-        s["mixed_mode_algorithm"] = MIXED_MODE[c.get("mixed_mode", "peer_proportional")]
+        mode = c.get("mixed_mode", "peer_proportional")
+        s["mixed_mode_algorithm"] = MIXED_MODE[mode]
+        series, installed = c.get("version", "1.2"), installed_libtorrent()
+        if mode == "peer_proportional" and installed and _series(installed) != series:
+            ignored.append(f"{where}.version: \"{series}\" asks for libtorrent {series}'s peer_proportional rule; "
+                           f"the installed libtorrent {installed} follows the {_series(installed)} rule")
     elif client == "utorrent":
         d = int(c.get("disposition", 31))
         s["enable_outgoing_tcp"] = bool(d & 1)

@@ -3,7 +3,7 @@
 Every table ``torrentlab run`` writes for a swarm is written, with the same
 column names, types and units (the schemas are taken from the engine itself,
 by running a tiny swarm). What the testbed cannot measure is null (NaN in a
-DataFrame); tables it cannot fill at all (``chokes``, ``sends``,
+DataFrame); tables it cannot fill at all (``sends``,
 ``send_gaps``, ``payload_lengths``, ``uplink_delays``) have no rows. Times
 are seconds from ``t0``, the instant the flash crowd was started. See
 docs/testbed.md for each column's source.
@@ -169,6 +169,24 @@ def build(res: dict[str, Any]) -> dict[str, pa.Table]:
     order = np.argsort(np.array(hrow["time_s"]), kind="stable")
     hrow = {k: [v[j] for j in order] for k, v in hrow.items()}
 
+    # ---- chokes: whom each peer choked and unchoked, as its polls saw it
+    krow: dict[str, list] = {"time_s": [], "peer": [], "remote": [], "choked": []}
+    for i in range(n):
+        for e in events[i]:
+            j = ips.get(e.get("remote_ip")) if e["ev"] == "choke" else None
+            if j is not None:
+                krow["time_s"].append(e["t"] - t0)
+                krow["peer"].append(i)
+                krow["remote"].append(j)
+                krow["choked"].append(bool(e["choked"]))
+    order = np.lexsort((np.array(krow["peer"]), np.array(krow["time_s"]))) if krow["time_s"] else []
+    krow = {k: [v[j] for j in order] for k, v in krow.items()}
+    unchoked = [math.nan] * n
+    for t, j, c in zip(krow["time_s"], krow["remote"], krow["choked"], strict=True):
+        if not c and math.isnan(unchoked[j]):
+            unchoked[j] = t
+    prow["first_unchoked_s"] = unchoked
+
     # ---- uplinks, uplink_queue
     urow: dict[str, list] = {k: [] for k in (
         "peer", "capacity_bps", "buffer_packets", "buffer_bytes", "active_s", "served_packets", "served_bytes",
@@ -229,6 +247,8 @@ def build(res: dict[str, Any]) -> dict[str, pa.Table]:
     qrow = {k: [v[j] for j in order] for k, v in qrow.items()}
 
     # ---- summary
+    waits = [unchoked[i] - prow["join_s"][i] for i, q in enumerate(p.peers)
+             if q.role == "leecher" and not math.isnan(unchoked[i])]
     lee = [i for i, q in enumerate(p.peers) if q.role == "leecher"]
     dts = [prow["download_time_s"][i] for i in lee if not math.isnan(prow["download_time_s"][i])]
     seeds_up = sum(prow["bytes_up"][i] for i, q in enumerate(p.peers) if q.role == "seed")
@@ -244,13 +264,16 @@ def build(res: dict[str, Any]) -> dict[str, pa.Table]:
             "network_lost_packets": [sum(x or 0 for x in res["lost"])],
             "seed_copies_uploaded": [seeds_up / p.file_bytes],
             "pieces_reached_leechers": [sum(1 for f in first if not math.isnan(f))],
-            "leecher_upload_utilisation": [float(np.mean(utils)) if utils else math.nan]}
+            "leecher_upload_utilisation": [float(np.mean(utils)) if utils else math.nan],
+            "first_unchoke_s": [min(krow["time_s"][k] for k, c in enumerate(krow["choked"]) if not c)
+                                if not all(krow["choked"]) else math.nan],
+            "mean_time_to_first_unchoke_s": [float(np.mean(waits)) if waits else math.nan]}
     return {
         "summary": table("summary", srow),
         "peers": table("peers", prow),
         "connections": table("connections", crow),
         "haves": table("haves", hrow),
-        "chokes": table("chokes", {}),
+        "chokes": table("chokes", krow),
         "sends": table("sends", {}),
         "send_gaps": table("send_gaps", {}),
         "payload_lengths": table("payload_lengths", {}),

@@ -36,7 +36,7 @@ use crate::choker::{
     upload_slots, AnyChoker, Choker, ChokerKind, Decision, LibtorrentChoker, MainlineChoker, PeerView,
 };
 use crate::dial::{Transport, Transports};
-use crate::limiter::{AnyLimiter, LimiterKind, MixedMode, UploadLimiter};
+use crate::limiter::{AnyLimiter, LimiterKind, MixedMode, Series, UploadLimiter};
 use crate::picker::{Picker, PiecePicker};
 use crate::pipeline::Pipeline;
 use crate::torrent::Torrent;
@@ -126,7 +126,7 @@ impl ClientConfig {
             choker: ChokerKind::Libtorrent,
             optimistic_interval: Duration::from_secs(30),
             numwant: 200,
-            mixed_mode: Some(MixedMode::PeerProportional),
+            mixed_mode: Some(MixedMode::PeerProportional(Series::V1_2)),
             limiter: LimiterKind::Libtorrent,
         }
     }
@@ -440,7 +440,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         self.announces.start(now);
         self.next_rechoke = Some(now + self.cfg.rechoke_interval);
         self.next_keepalive = Some(now + self.cfg.keepalive_interval);
-        if self.cfg.pipeline == Pipeline::Libtorrent || self.cfg.mixed_mode == Some(MixedMode::PeerProportional) {
+        if self.cfg.pipeline == Pipeline::Libtorrent || matches!(self.cfg.mixed_mode, Some(MixedMode::PeerProportional(_))) {
             self.next_second = Some(now + Duration::from_secs(1));
         }
     }
@@ -587,7 +587,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         }
         if let Some(t) = self.next_second.filter(|&t| t <= now) {
             self.next_second = Some(t + Duration::from_secs(1));
-            self.second_tick(now);
+            self.second_tick(now, io);
         }
         if let Some(t) = self.next_keepalive.filter(|&t| t <= now) {
             self.next_keepalive = Some(t + self.cfg.keepalive_interval);
@@ -602,8 +602,15 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     /// `peer_proportional` the TCP class's rate from the uploading peers by
     /// transport and the session's upload rate (a 5-second average of the
     /// piece payload sent; libtorrent counts protocol and IP bytes too).
-    fn second_tick(&mut self, now: Time) {
+    /// A peer with upload work counts as uploading; under the 2.0 rule only
+    /// while its socket is full (not [`Io::flushed`]), libtorrent's write
+    /// under way (see [`crate::limiter::classes`]).
+    fn second_tick(&mut self, now: Time, io: &dyn Io) {
         let snub = self.cfg.snub_time;
+        let series = match self.cfg.mixed_mode {
+            Some(MixedMode::PeerProportional(s)) => s,
+            _ => Series::V1_2,
+        };
         let mut uploading = [0u32; 2];
         for (slot, c) in self.conns.iter_mut().enumerate() {
             let Some(c) = c.as_mut().filter(|c| c.ready()) else { continue };
@@ -611,16 +618,16 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
                 c.queue.end_slow_start();
             }
             c.queue.second_tick(!c.remote_choking);
-            if !c.queued.is_empty() || c.partial_left > 0 {
+            if (!c.queued.is_empty() || c.partial_left > 0) && series.counts_uploading(!io.flushed(c.link)) {
                 uploading[(c.transport == Transport::Utp) as usize] += 1;
             }
         }
         let sent = self.stats.bytes_up - self.upload_at_second;
         self.upload_at_second = self.stats.bytes_up;
         self.upload_average = self.upload_average * 4 / 5 + sent / 5;
-        if self.cfg.mixed_mode == Some(MixedMode::PeerProportional) {
+        if let Some(MixedMode::PeerProportional(series)) = self.cfg.mixed_mode {
             let rate =
-                crate::limiter::classes::peer_proportional(self.upload_average as f64, uploading[0], uploading[1]);
+                crate::limiter::classes::peer_proportional(series, self.upload_average as f64, uploading[0], uploading[1]);
             self.limiter.throttle(now, rate);
         }
     }

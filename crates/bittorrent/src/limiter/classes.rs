@@ -1,12 +1,27 @@
 //! libtorrent's `mixed_mode_algorithm`: how it limits its TCP peer class
 //! while uTP peers are active (the rate; the limiters hold the class to it).
 //!
-//! libtorrent (RC_1_2 `session_impl::on_tick`, once a second, default
-//! `peer_proportional`): count the peers past their handshake that are
-//! uploading (a non-empty upload queue), by transport. With no uploading uTP
-//! peer the TCP class is not throttled; otherwise it may upload at
-//! `max(rate x n_tcp / (n_tcp + n_utp), 5000 B/s)`, where `rate` is the
-//! session's upload rate (a 5-second average) and `n_tcp` is at least 1.
+//! libtorrent (`session_impl::on_tick`, once a second, default
+//! `peer_proportional`) counts the peers past their handshake that are
+//! uploading, by transport, and sets the TCP class's upload rate from the
+//! session's upload rate (`rate`, a 5-second average). The rule changed in
+//! 2.0.6 (commit c2695967, "tweak mixed mode algorithm to throttle less"):
+//!
+//! - **1.2** (RC_1_2, and 2.0.0 to 2.0.5): a peer uploads when its upload
+//!   queue is not empty. With no uploading uTP peer the TCP class is not
+//!   throttled; otherwise it may upload at
+//!   `max(rate x n_tcp / (n_tcp + n_utp), 5000 B/s)`, `n_tcp` at least 1.
+//! - **2.0** (2.0.6 and later, RC_2_1 too): a peer uploads when its upload
+//!   queue is not empty *and* it waits on the network (a write to its
+//!   socket is under way, `peer_info::bw_network`). With no uploading uTP
+//!   peer, or fewer than 5 uploading peers in all, the TCP class is not
+//!   throttled; otherwise `max(rate x n_tcp x 4 / (n_tcp + n_utp),
+//!   5000 B/s)`, the total taken before `n_tcp` is raised to at least 1.
+//!   2.0 throttles the TCP class's downloads the same way (floor
+//!   30,000 B/s); the model has no download limiter, so that half is not
+//!   modelled (it binds only while TCP peers are under a quarter of the
+//!   downloading ones).
+//!
 //! `prefer_tcp` never throttles. The client counts and sets the rate
 //! ([`super::UploadLimiter::throttle`]); the limiter enforces it.
 //!
@@ -24,24 +39,53 @@
 pub enum MixedMode {
     /// TCP is never throttled.
     PreferTcp,
-    /// TCP is throttled to its share of the session's rate while uTP peers
-    /// upload (libtorrent's default).
-    PeerProportional,
+    /// TCP is throttled to a share of the session's rate while uTP peers
+    /// upload (libtorrent's default), by the rule of the given series.
+    PeerProportional(Series),
+}
+
+/// The libtorrent release series whose `peer_proportional` rule applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Series {
+    /// RC_1_2 (and 2.0.0 to 2.0.5).
+    #[default]
+    V1_2,
+    /// 2.0.6 and later, 2.1 included.
+    V2_0,
+}
+
+impl Series {
+    /// Whether a connection with upload work counts as uploading: in 2.0
+    /// only while a write to its socket waits on the network.
+    pub fn counts_uploading(self, waits_on_network: bool) -> bool {
+        match self {
+            Series::V1_2 => true,
+            Series::V2_0 => waits_on_network,
+        }
+    }
 }
 
 /// The lowest rate the TCP class is throttled to, bytes/s (libtorrent's
 /// upload floor).
 pub const TCP_FLOOR: f64 = 5000.0;
 
-/// `peer_proportional`'s rate for the TCP class: `None` (not throttled)
-/// when no uTP peer uploads, else `max(rate x n_tcp / (n_tcp + n_utp), 5000)`
-/// with `n_tcp` at least 1. `rate`: the session's upload rate, bytes/s.
-pub fn peer_proportional(rate: f64, uploading_tcp: u32, uploading_utp: u32) -> Option<f64> {
-    if uploading_utp == 0 {
+/// The fewest uploading peers, both transports, with which 2.0 throttles.
+pub const MIN_PEERS_2_0: u32 = 5;
+
+/// `peer_proportional`'s rate for the TCP class under `series`' rule (see
+/// the module doc): `None` when not throttled. `rate`: the session's upload
+/// rate, bytes/s; `uploading_tcp`, `uploading_utp`: the uploading peers.
+pub fn peer_proportional(series: Series, rate: f64, uploading_tcp: u32, uploading_utp: u32) -> Option<f64> {
+    let total = uploading_tcp + uploading_utp;
+    if uploading_utp == 0 || (series == Series::V2_0 && total < MIN_PEERS_2_0) {
         return None;
     }
     let tcp = uploading_tcp.max(1) as f64;
-    Some((rate * tcp / (tcp + uploading_utp as f64)).max(TCP_FLOOR))
+    let share = match series {
+        Series::V1_2 => tcp / (tcp + uploading_utp as f64),
+        Series::V2_0 => tcp * 4.0 / total as f64,
+    };
+    Some((rate * share).max(TCP_FLOOR))
 }
 
 #[cfg(test)]
@@ -78,10 +122,29 @@ mod tests {
 
     #[test]
     fn peer_proportional_gives_tcp_its_share_of_uploading_peers_above_a_floor_and_nothing_without_utp() {
-        assert_eq!(peer_proportional(100_000.0, 3, 0), None);
-        assert_eq!(peer_proportional(100_000.0, 1, 3), Some(25_000.0));
-        assert_eq!(peer_proportional(100_000.0, 0, 3), Some(25_000.0), "n_tcp is at least 1");
-        assert_eq!(peer_proportional(10_000.0, 1, 9), Some(TCP_FLOOR));
+        let v = Series::V1_2;
+        assert_eq!(peer_proportional(v, 100_000.0, 3, 0), None);
+        assert_eq!(peer_proportional(v, 100_000.0, 1, 3), Some(25_000.0));
+        assert_eq!(peer_proportional(v, 100_000.0, 0, 3), Some(25_000.0), "n_tcp is at least 1");
+        assert_eq!(peer_proportional(v, 10_000.0, 1, 9), Some(TCP_FLOOR));
+    }
+
+    #[test]
+    fn the_2_0_rule_waits_for_five_uploading_peers_and_gives_tcp_four_times_its_share() {
+        let v = Series::V2_0;
+        assert_eq!(peer_proportional(v, 100_000.0, 3, 0), None, "no uTP peer");
+        assert_eq!(peer_proportional(v, 100_000.0, 1, 3), None, "four peers in all");
+        assert_eq!(peer_proportional(v, 100_000.0, 1, 4), Some(80_000.0), "1 x 4 / 5 of the rate");
+        assert_eq!(peer_proportional(v, 100_000.0, 4, 4), Some(200_000.0), "half TCP: twice the rate, never binding");
+        assert_eq!(peer_proportional(v, 100_000.0, 0, 8), Some(50_000.0), "n_tcp raised to 1 after the total is taken");
+        assert_eq!(peer_proportional(v, 10_000.0, 1, 19), Some(TCP_FLOOR));
+    }
+
+    #[test]
+    fn in_2_0_only_a_connection_waiting_on_its_socket_counts_as_uploading() {
+        assert!(Series::V1_2.counts_uploading(false));
+        assert!(!Series::V2_0.counts_uploading(false));
+        assert!(Series::V2_0.counts_uploading(true));
     }
 
     #[test]

@@ -29,7 +29,7 @@ use torrentlab_engine::{Duration, Time};
 pub mod bandwidth;
 pub mod classes;
 pub use bandwidth::BandwidthManager;
-pub use classes::MixedMode;
+pub use classes::{MixedMode, Series};
 
 /// Mainline's `upload_unit_size`.
 pub const UNIT_SIZE: u32 = 1380;

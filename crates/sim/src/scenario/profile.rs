@@ -15,7 +15,7 @@
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 use torrentlab_bittorrent::dial::{Transport, Transports};
-use torrentlab_bittorrent::limiter::MixedMode;
+use torrentlab_bittorrent::limiter::{MixedMode, Series};
 use torrentlab_net::{BufferLimit, LinkConfig};
 
 use super::raw::TransportName;
@@ -56,20 +56,46 @@ pub enum MixedModeName {
     PeerProportional,
 }
 
-/// A libtorrent class's mixed mode (default `peer_proportional`); refused
-/// for the other clients.
+/// A libtorrent class's release series (`version`) as written: which of
+/// libtorrent's rules the class follows where they changed (in the model,
+/// `peer_proportional`; see [`torrentlab_bittorrent::limiter::classes`]).
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+pub enum VersionName {
+    /// RC_1_2 (the default).
+    #[serde(rename = "1.2")]
+    V1_2,
+    /// 2.0.6 and later, 2.1 included.
+    #[serde(rename = "2.0")]
+    V2_0,
+}
+
+/// A libtorrent class's mixed mode (default `peer_proportional`, by the
+/// rule of its `version`, default 1.2); both fields are refused for the
+/// other clients.
 pub(super) fn mixed_mode(
     cx: &Ctx,
-    at: &str,
+    at: &dyn Fn(&str) -> String,
     client: ClientName,
     name: Option<MixedModeName>,
+    version: Option<VersionName>,
 ) -> Result<Option<MixedMode>, ScenarioError> {
-    match (client, name) {
-        (ClientName::Libtorrent, None | Some(MixedModeName::PeerProportional)) => Ok(Some(MixedMode::PeerProportional)),
-        (ClientName::Libtorrent, Some(MixedModeName::PreferTcp)) => Ok(Some(MixedMode::PreferTcp)),
-        (_, None) => Ok(None),
-        (_, Some(_)) => Err(cx.err(at, "is libtorrent's setting; set client = \"libtorrent\" or remove it")),
+    if client != ClientName::Libtorrent {
+        if name.is_some() {
+            return Err(cx.err(at("mixed_mode"), "is libtorrent's setting; set client = \"libtorrent\" or remove it"));
+        }
+        if version.is_some() {
+            return Err(cx.err(at("version"), "is libtorrent's release series; set client = \"libtorrent\" or remove it"));
+        }
+        return Ok(None);
     }
+    let series = match version {
+        None | Some(VersionName::V1_2) => Series::V1_2,
+        Some(VersionName::V2_0) => Series::V2_0,
+    };
+    Ok(Some(match name {
+        None | Some(MixedModeName::PeerProportional) => MixedMode::PeerProportional(series),
+        Some(MixedModeName::PreferTcp) => MixedMode::PreferTcp,
+    }))
 }
 
 params!(

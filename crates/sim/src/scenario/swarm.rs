@@ -38,7 +38,7 @@ use torrentlab_transport::utp::UtpConfig;
 use super::controllers::{self, Controllers, RawCubic, RawLedbat, RawLp, RawNice, RawVegas};
 use super::household::{self, Household, RawHousehold, RawTraffic, Traffic};
 use super::pacing::{self, Pacing, RawPacing};
-use super::profile::{self, ClientName, MixedModeName, RawAccess, UploadLimitStr};
+use super::profile::{self, ClientName, MixedModeName, RawAccess, UploadLimitStr, VersionName};
 use super::raw::{CcName, ClockOffsetsName, RawTcp, TransportName};
 use super::units::{DurationStr, SizeStr, MAX_DURATION};
 use super::utp::{utp_config, RawUtp};
@@ -293,6 +293,7 @@ struct RawPeers {
     disposition: Option<u32>,
     access: Option<RawAccess>,
     mixed_mode: Option<MixedModeName>,
+    version: Option<VersionName>,
     home: Option<bool>,
     pacing: Option<RawPacing>,
 }
@@ -466,7 +467,7 @@ pub(super) fn validate(raw: RawSwarmScenario, file: &str) -> Result<SwarmScenari
             _ => ClientConfig::mainline(upload_rate),
         };
         client.transports = profile::transports(&cx, &at, profile, p.transport, p.disposition)?;
-        client.mixed_mode = profile::mixed_mode(&cx, &at("mixed_mode"), profile, p.mixed_mode)?;
+        client.mixed_mode = profile::mixed_mode(&cx, &at, profile, p.mixed_mode, p.version)?;
         if let Some(s) = p.upload_slots {
             if s == 0 || s > 1000 {
                 return Err(cx.err(at("upload_slots"), "must be between 1 and 1000"));
