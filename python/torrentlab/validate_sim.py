@@ -278,6 +278,7 @@ def rerun_sim(file: str, out_dir: str, *, sim_seeds: int | None = None) -> Path:
     ``file``) again and rewrites its report, keeping its testbed runs: after a
     change to the model. Needs no root. The directory is replaced as a whole
     when done; on error or interrupt it is left as it was."""
+    import os
     import shutil
 
     import torrentlab
@@ -311,8 +312,8 @@ def rerun_sim(file: str, out_dir: str, *, sim_seeds: int | None = None) -> Path:
         doc = sim_scenario(file, logged, pl.name)
         for k in range(sim_seeds):
             torrentlab.run(doc, seed=pl.seed + k, spill_dir=tmp).write(tmp / f"sim-{k}")
-        info = {**old, "scenario": str(file), "torrentlab": torrentlab.__version__, "sim_seeds": sim_seeds,
-                "sim_rerun": time.strftime("%Y-%m-%d")}
+        info = {"kernel": os.uname().release, "iterations": len(real_dirs), **old, "scenario": str(file),
+                "torrentlab": torrentlab.__version__, "sim_seeds": sim_seeds, "sim_rerun": time.strftime("%Y-%m-%d")}
         write_report(tmp, pl.name, info)
     return out
 

@@ -309,7 +309,9 @@ def execute(p: Plan, work: Path, *, prefix: str = "a", subnet: int = 232, sample
             pieces = sum(pieces_of.values())
             dead = [i for i, pr in enumerate(procs) if pr.poll() is not None]
             if dead:
-                raise TestbedError(f"peers exited during the run: {dead}; see {work}/stdout/")
+                tail = (work / "stdout" / f"p{dead[0]:03d}.txt").read_text(errors="replace")[-600:]
+                raise TestbedError(f"peers exited during the run: {dead}; peer {dead[0]}'s last output: "
+                                   f"{tail.strip()}")
             if sampler.error is not None:
                 raise TestbedError(f"qdisc sampling failed: {sampler.error}")
             now = time.time() - t0

@@ -183,8 +183,9 @@ def main(argv: list[str]) -> int:
 
     # libtorrent's uTP counters, logged every second: whether its LEDBAT
     # sees its delay samples above or below target, its losses and timeouts.
-    metrics = {m.name: m.value_index for m in lt.session_stats_metrics()}
-    utp_counters = {k: metrics[f"utp.{k}"] for k in UTP_COUNTERS if f"utp.{k}" in metrics}
+    # (the bindings hand the values over as a dict by metric name)
+    metrics = {m.name for m in lt.session_stats_metrics()}
+    utp_counters = {k: f"utp.{k}" for k in UTP_COUNTERS if f"utp.{k}" in metrics}
 
     def status(final: bool = False) -> None:
         if utp_counters:
@@ -208,8 +209,7 @@ def main(argv: list[str]) -> int:
             elif isinstance(a, (lt.torrent_error_alert, lt.file_error_alert)):
                 log("error", what=a.message())
             elif isinstance(a, lt.session_stats_alert):
-                values = a.values
-                log("utp", **{k: int(values[i]) for k, i in utp_counters.items()})
+                log("utp", **{k: int(a.values.get(name, 0)) for k, name in utp_counters.items()})
         now = time.time()
         if now - last_poll >= POLL_S:
             last_poll = now
@@ -223,8 +223,7 @@ def main(argv: list[str]) -> int:
     status(final=True)
     for a in ses.pop_alerts() if utp_counters and ses.wait_for_alert(500) else ():
         if isinstance(a, lt.session_stats_alert):
-            values = a.values
-            log("utp", final=True, **{k: int(values[i]) for k, i in utp_counters.items()})
+            log("utp", final=True, **{k: int(a.values.get(name, 0)) for k, name in utp_counters.items()})
     tcp_cc()
     log("tcp_cc", names=sorted(cc_seen))
     log("conns", conns=list(conns.values()))

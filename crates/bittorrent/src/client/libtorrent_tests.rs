@@ -129,6 +129,37 @@ fn peer_proportional_throttles_tcp_uploads_only_while_a_utp_peer_is_uploading_to
     assert_eq!(class_rate(&seed), Some(crate::limiter::classes::TCP_FLOOR));
 }
 
+#[test]
+fn the_2_0_rule_throttles_tcp_only_with_five_peers_waiting_on_full_sockets() {
+    use crate::limiter::{MixedMode, Series};
+    let torrent = Torrent::new(4 * 262_144, 262_144);
+    let rng = |k: u64| EntityRng::new(4, EntityId(k));
+    let mut cfg = ClientConfig::libtorrent(None);
+    cfg.mixed_mode = Some(MixedMode::PeerProportional(Series::V2_0));
+    let mut seed = Client::new(0, cfg, torrent, true, [rng(0), rng(1), rng(2)]);
+    let mut io = Requests(Vec::new(), true);
+    seed.start(Time::ZERO, &mut io);
+    let join = |c: &mut Client, io: &mut Requests, link: u32, t: Transport| {
+        let slot = c.accept(Time::ZERO, link, link, t, io).expect("accepted");
+        c.on_frame(Time::ZERO, slot, Frame::Handshake, io);
+        c.on_frame(Time::ZERO, slot, Frame::Msg(Message::Interested), io);
+        c.on_frame(Time::ZERO, slot, Frame::Msg(Message::Request { piece: 0, begin: 0, length: BLOCK }), io);
+    };
+    for (link, t) in [(1, Transport::Tcp), (2, Transport::Utp), (3, Transport::Utp), (4, Transport::Utp)] {
+        join(&mut seed, &mut io, link, t);
+    }
+    seed.handle_timeout(secs(1.0), &mut io);
+    assert_eq!(seed.limiter().class_rate(), None, "four uploading peers: 2.0 does not throttle");
+    // Sockets that take everything: no peer waits on the network, none counts.
+    join(&mut seed, &mut io, 5, Transport::Utp);
+    io.1 = false;
+    seed.handle_timeout(secs(2.0), &mut io);
+    assert_eq!(seed.limiter().class_rate(), None, "nobody waits on a full socket");
+    io.1 = true;
+    seed.handle_timeout(secs(3.0), &mut io);
+    assert_eq!(seed.limiter().class_rate(), Some(crate::limiter::classes::TCP_FLOOR), "five waiting peers");
+}
+
 /// Every write, with the time the test set.
 #[derive(Default)]
 struct Writes {

@@ -378,6 +378,23 @@ fn a_libtorrent_class_gets_libtorrents_defaults_and_its_own_utp() {
 }
 
 #[test]
+fn a_libtorrent_class_follows_the_mixed_mode_rule_of_its_release_series() {
+    use torrentlab_bittorrent::limiter::{MixedMode, Series};
+    let sc = swarm("count = 5\n", "count = 5\nclient = \"libtorrent\"\n");
+    assert_eq!(sc.classes[1].client.mixed_mode, Some(MixedMode::PeerProportional(Series::V1_2)));
+    let sc = swarm("count = 5\n", "count = 5\nclient = \"libtorrent\"\nversion = \"2.0\"\n");
+    assert_eq!(sc.classes[1].client.mixed_mode, Some(MixedMode::PeerProportional(Series::V2_0)));
+    let sc = swarm("count = 5\n", "count = 5\nclient = \"libtorrent\"\nversion = \"2.0\"\nmixed_mode = \"prefer_tcp\"\n");
+    assert_eq!(sc.classes[1].client.mixed_mode, Some(MixedMode::PreferTcp));
+    let e = bad_swarm("count = 5\n", "count = 5\nversion = \"2.0\"\n");
+    assert_eq!(e.field, "peers[1].version");
+    assert!(e.message.contains("client = \"libtorrent\""), "{e}");
+    let e = bad_swarm("count = 5\n", "count = 5\nclient = \"libtorrent\"\nversion = \"2.1\"\n");
+    assert_eq!(e.field, "peers[1].version");
+    assert!(e.message.contains("1.2") && e.message.contains("2.0"), "{e}");
+}
+
+#[test]
 fn a_disposition_belongs_to_utorrent_classes_and_must_dial_or_answer_something() {
     use torrentlab_bittorrent::dial::{Dial, Transport};
     let e = bad_swarm("count = 5\n", "count = 5\ndisposition = 31\n");
