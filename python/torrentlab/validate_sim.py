@@ -273,6 +273,17 @@ def rewrite_report(out_dir: str) -> Path:
     return out
 
 
+def _logged_uplinks(pl: Any) -> int:
+    """How many uplinks the simulator side logs: the first peers', as far as
+    each is limited (a logged uplink must be)."""
+    logged = 0
+    for q in pl.peers:
+        if q.up_bps is None:
+            break
+        logged += 1
+    return logged
+
+
 def rerun_sim(file: str, out_dir: str, *, sim_seeds: int | None = None) -> Path:
     """Runs the simulator side of the validate-sim directory ``out_dir`` (of
     ``file``) again and rewrites its report, keeping its testbed runs: after a
@@ -299,11 +310,7 @@ def rerun_sim(file: str, out_dir: str, *, sim_seeds: int | None = None) -> Path:
         raise TestbedError(f"{out_dir}: its runs are of scenario {manifest.get('scenario')!r}, {file} is "
                            f"{pl.name!r}")
     old = json.loads((out / "report.json").read_text())["info"] if (out / "report.json").exists() else {}
-    logged = 0
-    for q in pl.peers:
-        if q.up_bps is None:
-            break
-        logged += 1
+    logged = _logged_uplinks(pl)
     sim_seeds = sim_seeds or len(real_dirs)
     with atomic_dir(out_dir, force=True, kind="validate-sim", scenario=pl.name, scenario_kind="swarm",
                     seed=pl.seed) as tmp:
@@ -330,11 +337,7 @@ def run(file: str, out_dir: str, *, iterations: int = 3, sim_seeds: int | None =
     pl = testbed.plan(file)
     check_output(out_dir, force=force)
     testbed.netns.check_host()
-    logged = 0
-    for q in pl.peers:  # the simulator logs the first N uplinks, each of which must be limited
-        if q.up_bps is None:
-            break
-        logged += 1
+    logged = _logged_uplinks(pl)
     sim_seeds = sim_seeds or iterations
     with atomic_dir(out_dir, force=force, kind="validate-sim", scenario=pl.name, scenario_kind="swarm",
                     seed=pl.seed) as tmp:

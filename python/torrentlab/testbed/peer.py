@@ -221,9 +221,10 @@ def main(argv: list[str]) -> int:
         ses.wait_for_alert(50)  # ms: wakes at the next alert, or to poll
     poll()
     status(final=True)
-    for a in ses.pop_alerts() if utp_counters and ses.wait_for_alert(500) else ():
-        if isinstance(a, lt.session_stats_alert):
-            log("utp", final=True, **{k: int(a.values.get(name, 0)) for k, name in utp_counters.items()})
+    if utp_counters and ses.wait_for_alert(500) is not None:  # the last counters, posted by status()
+        for a in ses.pop_alerts():
+            if isinstance(a, lt.session_stats_alert):
+                log("utp", final=True, **{k: int(a.values.get(name, 0)) for k, name in utp_counters.items()})
     tcp_cc()
     log("tcp_cc", names=sorted(cc_seen))
     log("conns", conns=list(conns.values()))
