@@ -301,6 +301,14 @@ pub fn swarm(sc: &SwarmScenario) -> Footprint {
             parts.add("uplink queue log", "metrics.uplink_log_peers", rows, 7.0 * PER_COLUMN);
         }
     }
+    if let Some(c) = &sc.capture {
+        // A captured peer's file holds what its links carried: the content
+        // once down, as much again up (more for a seed, which we do not
+        // know), headers and ACKs, in a buffer that grows by doubling. Of
+        // each ~1500-byte packet, `snaplen` bytes (and a 32-byte record).
+        let kept = ((c.snaplen as f64 + 32.0) / 1500.0).min(1.0);
+        parts.add("captures", "capture.peers", c.peers.len() as f64, 4.0 * sc.torrent.length as f64 * kept);
+    }
     parts.finish()
 }
 

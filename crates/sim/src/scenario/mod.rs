@@ -24,6 +24,7 @@ macro_rules! params {
     };
 }
 
+pub mod capture;
 mod controllers;
 pub mod household;
 mod messages;
