@@ -479,3 +479,16 @@ fn more_peers_than_a_run_may_capture_are_refused() {
     assert_eq!(e.field, "capture.peers");
     assert!(e.message.contains("at most 64"), "{e}");
 }
+
+#[test]
+fn a_household_run_refuses_a_capture_naming_the_table() {
+    let text = "[run]\nduration = \"10 s\"\n[network]\nrtt = \"60 ms\"\n[household]\nup = \"416 kbit/s\"\n\
+                down = \"2.4 Mbit/s\"\nup_buffer = \"40 packets\"\ndown_buffer = \"40 packets\"\n\
+                first_hop_rtt = \"12 ms\"\n[[traffic]]\nkind = \"ping\"\n\
+                interval = \"100 ms\"\n[capture]\npeers = [0]\n";
+    let e = AnyScenario::from_toml_str(text, "h.toml").expect_err("must be rejected");
+    assert_eq!(e.field, "capture", "{e}");
+    assert!(e.message.contains("household"), "{e}");
+    let ok = text.replace("[capture]\npeers = [0]\n", "");
+    assert!(AnyScenario::from_toml_str(&ok, "h.toml").is_ok(), "the same household without [capture] is fine");
+}
