@@ -492,3 +492,13 @@ fn a_household_run_refuses_a_capture_naming_the_table() {
     let ok = text.replace("[capture]\npeers = [0]\n", "");
     assert!(AnyScenario::from_toml_str(&ok, "h.toml").is_ok(), "the same household without [capture] is fine");
 }
+
+#[test]
+fn a_dumbbell_with_a_capture_is_told_captures_are_of_swarm_peers() {
+    let e = dumbbell(&format!("{DUMBBELL}\n[capture]\npeers = [0]\n")).expect_err("must be rejected");
+    assert_eq!(e.field, "capture");
+    assert!(e.message.contains("swarm peers"), "{e}");
+    let json = r#"{"run": {"duration": "1 s"}, "capture": {"peers": [0]}}"#;
+    let e = AnyScenario::from_json_str(json, "<dict>").expect_err("must be rejected");
+    assert_eq!((e.field.as_str(), e.file.as_str()), ("capture", "<dict>"));
+}
