@@ -91,6 +91,8 @@ class RunResult:
     ``chokes``, ``sends``, ``send_gaps``, ``payload_lengths``, ``transports``
     (bytes by transport and kind), ``uplinks``, ``uplink_queue``, ``uplink_delays`` and ``piece_spread``; a
     household run also ``ping``, ``voip``, ``transfers`` and ``transfer_samples``. ``perf``: events and wall time.
+    ``captures``: the files of a swarm's ``[capture]`` (``peer-N.pcapng`` and
+    ``capture.json``, see docs/capture.md) by name, written into ``capture/``.
     """
 
     name: str
@@ -99,6 +101,8 @@ class RunResult:
     kind: str = "dumbbell"
     #: The process that ran it, ``host:pid`` (a Ray worker's, on a cluster).
     worker: str = ""
+    #: ``[capture]``'s files by name (empty without it).
+    captures: dict[str, bytes] = field(default_factory=dict)
 
     def __getattr__(self, table: str) -> pd.DataFrame:
         # Every table is also an attribute: ``res.peers``, ``res.haves``...
@@ -149,10 +153,15 @@ class RunResult:
         return {"kind": "run", "scenario": self.name, "scenario_kind": self.kind, "seed": self._seed()}
 
     def write_into(self, tmp: Path) -> None:
-        """Writes the tables and ``perf.json`` into the existing directory
-        `tmp` (for use inside :func:`torrentlab.output.atomic_dir`)."""
+        """Writes the tables, ``perf.json`` and any captures (into
+        ``capture/``) into the existing directory `tmp` (for use inside
+        :func:`torrentlab.output.atomic_dir`)."""
         for name in self.tables:
             pq.write_table(self.tables[name], tmp / f"{name}.parquet", compression="zstd")
+        if self.captures:
+            (tmp / "capture").mkdir(exist_ok=True)
+            for name, data in self.captures.items():
+                (tmp / "capture" / name).write_bytes(data)
         # Wall time differs run to run: kept apart from the deterministic tables.
         (tmp / "perf.json").write_text(json.dumps(self.perf, indent=2, sort_keys=True) + "\n")
 
@@ -246,4 +255,4 @@ def run(
         spool.close()
     name = tables["summary"].column("scenario")[0].as_py()
     return RunResult(name=name, tables=tables, perf=dict(raw["perf"]), kind=raw["kind"],
-                     worker=f"{socket.gethostname()}:{os.getpid()}")
+                     worker=f"{socket.gethostname()}:{os.getpid()}", captures=dict(raw.get("captures", [])))

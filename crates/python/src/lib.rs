@@ -19,6 +19,7 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
+use torrentlab_sim::capture::CaptureFile;
 use torrentlab_sim::watch::SPILL_ROWS;
 use torrentlab_sim::{
     run_swarm_watched, run_watched, AnyScenario, ColumnData, Look, Perf, ScenarioError as CoreScenarioError, Spill,
@@ -135,9 +136,16 @@ fn output_to_py<'py>(
     tables: Vec<(&'static str, Table)>,
     p: Perf,
     wall: f64,
+    captures: Vec<CaptureFile>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("kind", kind)?;
+    // `[capture]`'s files: (name, bytes), each freed as it is copied.
+    let files = PyList::empty(py);
+    for f in captures {
+        files.append((f.name, PyBytes::new(py, &f.bytes)))?;
+    }
+    d.set_item("captures", files)?;
     let names = PyList::empty(py);
     for (name, t) in tables {
         d.set_item(name, table_to_py(py, t)?)?;
@@ -254,9 +262,11 @@ fn run<'py>(
             let out = match &sc {
                 AnyScenario::Dumbbell(sc) => run_watched(sc, &mut watch, sp).map(|o| {
                     let perf = o.perf;
-                    ("dumbbell", o.into_tables(), perf)
+                    ("dumbbell", o.into_tables(), perf, Vec::new())
                 }),
-                AnyScenario::Swarm(sc) => run_swarm_watched(sc, &mut watch, sp).map(|o| ("swarm", o.tables, o.perf)),
+                AnyScenario::Swarm(sc) => {
+                    run_swarm_watched(sc, &mut watch, sp).map(|o| ("swarm", o.tables, o.perf, o.captures))
+                }
             };
             // The last look, at the end of the run: progress sees the end time.
             let out = match out {
@@ -268,11 +278,11 @@ fn run<'py>(
                 Err(c) => Err(Some(c)),
             };
             let wall = t0.elapsed().as_secs_f64();
-            (out.map(|(kind, tables, perf)| (kind, tables, perf, wall)), raised.into_inner())
+            (out.map(|(kind, tables, perf, captures)| (kind, tables, perf, wall, captures)), raised.into_inner())
         }))
     });
     match result {
-        Ok((Ok((kind, tables, perf, wall)), _)) => output_to_py(py, kind, tables, perf, wall),
+        Ok((Ok((kind, tables, perf, wall, captures)), _)) => output_to_py(py, kind, tables, perf, wall, captures),
         Ok((Err(stopped), raised)) => Err(raised.unwrap_or_else(|| {
             let at = stopped.map_or(String::new(), |c| format!(" ({c})"));
             Cancelled::new_err(format!("{} was cancelled{at}", sc.name()))

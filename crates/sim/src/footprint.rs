@@ -301,6 +301,17 @@ pub fn swarm(sc: &SwarmScenario) -> Footprint {
             parts.add("uplink queue log", "metrics.uplink_log_peers", rows, 7.0 * PER_COLUMN);
         }
     }
+    if let Some(c) = &sc.capture {
+        // A captured peer's file holds a record (48 bytes and at most
+        // `snaplen` of the packet) of every packet its links carried: per
+        // 1448 bytes of content, about 3 full data packets (down, up, and a
+        // seed's extra copies) and 8 small ones (ACKs, control messages),
+        // as measured on small swarms (a test holds the estimate at 1 to 4
+        // times the files).
+        let kept = |len: f64| len.min(c.snaplen as f64) + 48.0;
+        let per_peer = sc.torrent.length as f64 / 1448.0 * (3.0 * kept(1500.0) + 8.0 * kept(66.0));
+        parts.add("captures", "capture.peers", c.peers.len() as f64, per_peer);
+    }
     parts.finish()
 }
 
@@ -378,6 +389,23 @@ mod tests {
         within("sends", part(&f, "sends log").count as f64, rows("sends"), 1.0, 3.0);
         within("end", swarm_end(&sc), out.table("summary").f64_column("end_s")[0], 1.0, 4.0);
         assert_eq!(f.field, "peers[1].count", "{f:?}");
+    }
+
+    #[test]
+    fn captures_are_estimated_at_one_to_four_times_the_files_they_write() {
+        let cases = [("[0, 1, 2]", 262_144), ("[\"leecher\"]", 128), ("[0]", 128)];
+        for (peers, snaplen) in cases {
+            let text = format!("{SMALL_SWARM}\n[capture]\npeers = {peers}\nsnaplen = {snaplen}\n");
+            let AnyScenario::Swarm(sc) = AnyScenario::from_toml_str(&text, "s.toml").unwrap() else { panic!() };
+            let part = part(&swarm(&sc), "captures").clone();
+            assert_eq!(
+                (part.field.as_str(), part.count),
+                ("capture.peers", sc.capture.as_ref().unwrap().peers.len() as u64)
+            );
+            let out = crate::run_swarm(&sc, &mut |_| {});
+            let written: usize = out.captures.iter().map(|f| f.bytes.len()).sum();
+            within(&format!("captures of {peers}, snaplen {snaplen}"), part.bytes as f64, written as f64, 1.0, 4.0);
+        }
     }
 
     #[test]

@@ -13,6 +13,7 @@
 //! Same scenario + same seed => identical output, bit for bit.
 
 mod apps;
+pub mod capture;
 pub mod endpoint;
 mod event_bits;
 pub mod footprint;

@@ -154,6 +154,9 @@ impl Io for Wires<'_> {
     fn frame(&mut self, link: u32, frame: Frame) {
         let link = Link(link);
         let written = self.f.conns[link.conn()].written[link.side()];
+        if let Some(cap) = self.f.capture.as_deref_mut() {
+            cap.frame(link.conn() as u32, link.side(), self.f.conns[link.conn()].host, written, &frame);
+        }
         if let Some(mark) = self.frames[link.conn()].frame(link.side(), frame, written) {
             self.f.set_read_mark(link.peer(), mark);
         }

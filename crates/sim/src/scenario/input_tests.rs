@@ -444,3 +444,78 @@ fn an_unknown_or_misspelt_tcp_preset_lists_the_preset_names() {
     let e = bad_dumbbell("cc = \"newreno\"", "cc = \"newreno\"\ntcp = { preset = 6 }");
     assert_eq!(e.message, "expected a string, one of \"rfc\", \"linux\", \"linux-2.6.32\", \"linux-6\"", "{e}");
 }
+
+// ---- [capture] ----------------------------------------------------------------
+
+#[test]
+fn capture_peers_by_index_and_by_label_are_merged_sorted_and_without_repeats() {
+    let sc = swarm("count = 5\n", "count = 5\n[capture]\npeers = [4, \"seed\", 2, 4]\nsnaplen = 128\n");
+    let c = sc.capture.expect("captured");
+    assert_eq!((c.peers, c.snaplen), (vec![0, 2, 4], 128));
+    let sc = swarm("count = 5\n", "count = 5\n[capture]\npeers = [\"leecher\"]\n");
+    assert_eq!(sc.capture.unwrap().peers, vec![1, 2, 3, 4, 5]);
+    assert_eq!(swarm("count = 5\n", "count = 5\n[capture]\npeers = [1]\n").capture.unwrap().snaplen, 262_144);
+    assert_eq!(swarm("count = 5\n", "count = 5\n").capture, None);
+}
+
+#[test]
+fn a_capture_of_a_peer_or_class_that_does_not_exist_names_the_entry_and_what_is_allowed() {
+    let e = bad_swarm("count = 5\n", "count = 5\n[capture]\npeers = [0, 6]\n");
+    assert_eq!(e.field, "capture.peers[1]");
+    assert!(e.message.contains("6 is not a peer") && e.message.contains("0 to 5"), "{e}");
+    assert!(e.message.contains("\"seed\", \"leecher\""), "{e}");
+    let e = bad_swarm("count = 5\n", "count = 5\n[capture]\npeers = [\"crowd\"]\n");
+    assert_eq!(e.field, "capture.peers[0]");
+    assert!(e.message.contains("\"crowd\" is no class's label"), "{e}");
+    let e = bad_swarm("count = 5\n", "count = 5\n[capture]\npeers = [-1]\n");
+    assert_eq!(e.field, "capture.peers[0]");
+    let e = bad_swarm("count = 5\n", "count = 5\n[capture]\npeers = [1.5]\n");
+    assert!(e.field.starts_with("capture.peers"), "{e}");
+    assert!(e.message.contains("a peer index such as 0 or a class label"), "{e}");
+}
+
+#[test]
+fn a_capture_needs_peers_and_a_snap_length_in_range() {
+    let e = bad_swarm("count = 5\n", "count = 5\n[capture]\nsnaplen = 100\n");
+    assert_eq!((e.field.as_str(), e.message.contains("missing")), ("capture.peers", true), "{e}");
+    let e = bad_swarm("count = 5\n", "count = 5\n[capture]\npeers = []\n");
+    assert!(e.message.contains("empty"), "{e}");
+    for bad in ["84", "262145", "-1"] {
+        let e = bad_swarm("count = 5\n", &format!("count = 5\n[capture]\npeers = [0]\nsnaplen = {bad}\n"));
+        assert_eq!(e.field, "capture.snaplen");
+        assert!(e.message.contains("allowed: 85 to 262144"), "{e}");
+    }
+    let e = bad_swarm("count = 5\n", "count = 5\n[capture]\npeers = [0]\nsnap = 100\n");
+    assert!(e.field.starts_with("capture"), "{e}");
+    assert!(e.message.contains("snap"), "{e}");
+}
+
+#[test]
+fn more_peers_than_a_run_may_capture_are_refused() {
+    let e = bad_swarm("count = 5\n", "count = 100\n[capture]\npeers = [\"leecher\"]\n");
+    assert_eq!(e.field, "capture.peers");
+    assert!(e.message.contains("at most 64"), "{e}");
+}
+
+#[test]
+fn a_household_run_refuses_a_capture_naming_the_table() {
+    let text = "[run]\nduration = \"10 s\"\n[network]\nrtt = \"60 ms\"\n[household]\nup = \"416 kbit/s\"\n\
+                down = \"2.4 Mbit/s\"\nup_buffer = \"40 packets\"\ndown_buffer = \"40 packets\"\n\
+                first_hop_rtt = \"12 ms\"\n[[traffic]]\nkind = \"ping\"\n\
+                interval = \"100 ms\"\n[capture]\npeers = [0]\n";
+    let e = AnyScenario::from_toml_str(text, "h.toml").expect_err("must be rejected");
+    assert_eq!(e.field, "capture", "{e}");
+    assert!(e.message.contains("household"), "{e}");
+    let ok = text.replace("[capture]\npeers = [0]\n", "");
+    assert!(AnyScenario::from_toml_str(&ok, "h.toml").is_ok(), "the same household without [capture] is fine");
+}
+
+#[test]
+fn a_dumbbell_with_a_capture_is_told_captures_are_of_swarm_peers() {
+    let e = dumbbell(&format!("{DUMBBELL}\n[capture]\npeers = [0]\n")).expect_err("must be rejected");
+    assert_eq!(e.field, "capture");
+    assert!(e.message.contains("swarm peers"), "{e}");
+    let json = r#"{"run": {"duration": "1 s"}, "capture": {"peers": [0]}}"#;
+    let e = AnyScenario::from_json_str(json, "<dict>").expect_err("must be rejected");
+    assert_eq!((e.field.as_str(), e.file.as_str()), ("capture", "<dict>"));
+}

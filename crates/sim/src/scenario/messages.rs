@@ -122,6 +122,7 @@ fn untagged(name: &str) -> &'static str {
              or a table such as { poisson = \"10 s\", start = \"0 s\" }"
         }
         "RawPipeline" => "\"mainline\" or a whole number from 1 to 1000",
+        "RawPeerRef" => "a peer index such as 0 or a class label such as \"seed\"",
         _ => "one of the forms listed in docs/scenarios.md",
     }
 }

@@ -24,6 +24,7 @@ macro_rules! params {
     };
 }
 
+pub mod capture;
 mod controllers;
 pub mod household;
 mod messages;
@@ -179,6 +180,15 @@ impl Scenario {
     }
 }
 
+/// `[capture]` in a file without peers: captures are of swarm peers.
+fn capture_in_dumbbell(file: &str) -> ScenarioError {
+    ScenarioError {
+        file: file.into(),
+        field: "capture".into(),
+        message: "captures are of swarm peers ([[peers]]); a dumbbell of [[flows]] has none: remove [capture]".into(),
+    }
+}
+
 /// Any scenario: a dumbbell of bulk flows (`[[flows]]`) or a swarm (`[torrent]`
 /// and `[[peers]]`; either key marks a swarm, so a missing one is reported as such).
 #[derive(Clone, Debug, PartialEq)]
@@ -199,6 +209,8 @@ impl AnyScenario {
             let raw = serde_path_to_error::deserialize(toml::Value::Table(table))
                 .map_err(|e| path_error(file, e.path().to_string(), e.inner().to_string()))?;
             swarm::validate(raw, file).map(AnyScenario::Swarm)
+        } else if table.contains_key("capture") {
+            Err(capture_in_dumbbell(file))
         } else {
             Scenario::from_toml_str(text, file).map(AnyScenario::Dumbbell)
         }
@@ -210,6 +222,8 @@ impl AnyScenario {
             let raw = serde_path_to_error::deserialize(value)
                 .map_err(|e| path_error(origin, e.path().to_string(), e.inner().to_string()))?;
             swarm::validate(raw, origin).map(AnyScenario::Swarm)
+        } else if value.get("capture").is_some() {
+            Err(capture_in_dumbbell(origin))
         } else {
             Scenario::from_json_str(text, origin).map(AnyScenario::Dumbbell)
         }

@@ -35,6 +35,7 @@ use torrentlab_transport::cc::CcConfig;
 use torrentlab_transport::tcp::TcpConfig;
 use torrentlab_transport::utp::UtpConfig;
 
+use super::capture::{self, CaptureSpec, RawCapture};
 use super::controllers::{self, Controllers, RawCubic, RawLedbat, RawLp, RawNice, RawVegas};
 use super::household::{self, Household, RawHousehold, RawTraffic, Traffic};
 use super::pacing::{self, Pacing, RawPacing};
@@ -149,6 +150,8 @@ pub struct SwarmScenario {
     pub household: Option<Household>,
     /// Cross traffic beside BitTorrent (household runs).
     pub traffic: Vec<Traffic>,
+    /// The peers whose packets are written to pcapng traces (`[capture]`).
+    pub capture: Option<CaptureSpec>,
 }
 
 impl SwarmScenario {
@@ -184,6 +187,7 @@ pub(super) struct RawSwarmScenario {
     household: Option<RawHousehold>,
     #[serde(default)]
     traffic: Vec<RawTraffic>,
+    capture: Option<RawCapture>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -591,6 +595,15 @@ pub(super) fn validate(raw: RawSwarmScenario, file: &str) -> Result<SwarmScenari
             format!("{uplink_log_peers} is more than the {peers} peers; allowed: 0 to {peers}"),
         ));
     }
+    let capture =
+        match &raw.capture {
+            None => None,
+            Some(_) if household.is_some() => return Err(cx.err(
+                "capture",
+                "a household run cannot be captured (its cross traffic has no packet synthesis yet); remove [capture]",
+            )),
+            Some(c) => Some(capture::capture(&cx, c, &classes)?),
+        };
     Ok(SwarmScenario {
         name: scenario_name(&cx, raw.name, file)?,
         description: raw.description.unwrap_or_default(),
@@ -615,6 +628,7 @@ pub(super) fn validate(raw: RawSwarmScenario, file: &str) -> Result<SwarmScenari
         },
         household,
         traffic,
+        capture,
     })
 }
 

@@ -7,6 +7,7 @@ use torrentlab_transport::stream::Endpoint;
 use super::recorder::{gap_edges, take_uplink_logs, SwarmRecorder};
 use crate::apps::bittorrent::{Peer, Swarm};
 use crate::apps::cross::Cross;
+use crate::capture::CaptureFile;
 use crate::endpoint::TransportKind;
 use crate::scenario::swarm::SwarmScenario;
 use crate::table::Table;
@@ -20,6 +21,8 @@ use torrentlab_bittorrent::client::ClientStats;
 pub struct SwarmOutput {
     pub tables: Vec<(&'static str, Table)>,
     pub perf: Perf,
+    /// The files of `[capture]` (none without it): see [`crate::capture`].
+    pub captures: Vec<CaptureFile>,
 }
 
 impl SwarmOutput {
@@ -34,6 +37,13 @@ fn secs(t: Option<Time>) -> f64 {
 
 pub(crate) fn report(sc: &SwarmScenario, mut world: World) -> SwarmOutput {
     let perf = world.perf();
+    let captures = match world.f.capture.take() {
+        Some(cap) => {
+            let conns = &world.f.conns;
+            cap.finish(|id, side| conns[id as usize].ep[side].delivered())
+        }
+        None => Vec::new(),
+    };
     let mut w: Box<Swarm> = world.take_app(SWARM_APP);
     let (f, end) = (&world.f, world.end);
     // A frames record for every connection (cross traffic's have none).
@@ -185,7 +195,7 @@ pub(crate) fn report(sc: &SwarmScenario, mut world: World) -> SwarmOutput {
         cross.summary_columns(summary);
         tables.extend(cross.tables(&world.f, end));
     }
-    SwarmOutput { tables, perf }
+    SwarmOutput { tables, perf, captures }
 }
 
 /// The share of what a peer could upload that it did: block bytes sent over

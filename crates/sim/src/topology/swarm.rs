@@ -67,6 +67,9 @@ pub(crate) fn build(sc: &SwarmScenario) -> World {
     let net = Network::new(sc.seed, &hosts, latency);
     let end = Time::ZERO + sc.duration;
     let mut f = Fabric::new(net, route.0, route.1, connection_table(&peers), end);
+    if let Some(spec) = &sc.capture {
+        f.capture = Some(Box::new(crate::capture::for_swarm(sc, spec, &class_of)));
+    }
     let app = swarm_app(sc, peers, class_of, tracker_delay, &mut f, true);
     World::new(f, vec![Box::new(app)], end)
 }

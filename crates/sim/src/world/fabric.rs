@@ -14,6 +14,7 @@ use super::conn::{Conn, NO_SLOT};
 use super::pacer::{Offer, PaceRule, Pacer};
 use super::packet::{Hop, InFlight, PacketLanes};
 use super::Ev;
+use crate::capture::Capture;
 use crate::endpoint::Transport;
 use crate::hugepages;
 use crate::timer::Tag;
@@ -60,6 +61,9 @@ pub(crate) struct Fabric {
     pub payload_hist: Vec<u64>,
     /// Each host's pacer, if its application paces (empty: nobody does).
     pacers: Vec<Option<Pacer>>,
+    /// Packet captures (`[capture]`), if any: shown every packet a captured
+    /// host sends or receives, and nothing else changes.
+    pub(crate) capture: Option<Box<Capture>>,
 }
 
 impl Fabric {
@@ -81,6 +85,7 @@ impl Fabric {
             data_packets_delivered: 0,
             payload_hist: Vec::new(),
             pacers: Vec::new(),
+            capture: None,
         }
     }
 
@@ -283,6 +288,10 @@ impl Fabric {
     /// the network now.
     #[inline]
     fn emit(&mut self, now: Time, ci: u32, s: usize, src: u32, dst: u32, pkt: &Wire) {
+        if let Some(cap) = self.capture.as_deref_mut() {
+            let c = &self.conns[ci as usize];
+            capture_sent(cap, now, ci, s, c, pkt);
+        }
         // Looked up per packet: most calls send none (a delayed ACK
         // waits, Nagle holds), and few send more than one.
         let lane = self.route.lane(ci, s, src, dst);
@@ -402,7 +411,11 @@ impl Fabric {
                 if x.len > 0 {
                     self.data_packets_delivered += 1;
                 }
-                c.ep[s].handle(now, &x.wire(sack));
+                let w = x.wire(sack);
+                if let Some(cap) = self.capture.as_deref_mut() {
+                    capture_arrived(cap, now, x.conn, s, c.host, &w);
+                }
+                c.ep[s].handle(now, &w);
                 Some((x.conn, s))
             }
         }
@@ -414,4 +427,19 @@ impl Fabric {
         let b = self.lanes.values().chain(self.host_lanes.values()).map(|x| x.wire as u64).sum();
         (n, b)
     }
+}
+
+/// Shows a captured run's capture a packet sent (out of line: most runs
+/// capture nothing, and the send path stays as short as without).
+#[cold]
+#[inline(never)]
+fn capture_sent(cap: &mut Capture, now: Time, ci: u32, s: usize, c: &Conn, pkt: &Wire) {
+    cap.sent(now, ci, s, c.host, pkt, &c.ep[s]);
+}
+
+/// Shows a captured run's capture a packet that reached side `s`'s host.
+#[cold]
+#[inline(never)]
+fn capture_arrived(cap: &mut Capture, now: Time, ci: u32, s: usize, hosts: [u32; 2], w: &Wire) {
+    cap.arrived(now, ci, s, hosts, w);
 }
