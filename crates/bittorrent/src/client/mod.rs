@@ -440,7 +440,9 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         self.announces.start(now);
         self.next_rechoke = Some(now + self.cfg.rechoke_interval);
         self.next_keepalive = Some(now + self.cfg.keepalive_interval);
-        if self.cfg.pipeline == Pipeline::Libtorrent || matches!(self.cfg.mixed_mode, Some(MixedMode::PeerProportional(_))) {
+        if self.cfg.pipeline == Pipeline::Libtorrent
+            || matches!(self.cfg.mixed_mode, Some(MixedMode::PeerProportional(_)))
+        {
             self.next_second = Some(now + Duration::from_secs(1));
         }
     }
@@ -626,8 +628,12 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         self.upload_at_second = self.stats.bytes_up;
         self.upload_average = self.upload_average * 4 / 5 + sent / 5;
         if let Some(MixedMode::PeerProportional(series)) = self.cfg.mixed_mode {
-            let rate =
-                crate::limiter::classes::peer_proportional(series, self.upload_average as f64, uploading[0], uploading[1]);
+            let rate = crate::limiter::classes::peer_proportional(
+                series,
+                self.upload_average as f64,
+                uploading[0],
+                uploading[1],
+            );
             self.limiter.throttle(now, rate);
         }
     }

@@ -384,7 +384,8 @@ fn a_libtorrent_class_follows_the_mixed_mode_rule_of_its_release_series() {
     assert_eq!(sc.classes[1].client.mixed_mode, Some(MixedMode::PeerProportional(Series::V1_2)));
     let sc = swarm("count = 5\n", "count = 5\nclient = \"libtorrent\"\nversion = \"2.0\"\n");
     assert_eq!(sc.classes[1].client.mixed_mode, Some(MixedMode::PeerProportional(Series::V2_0)));
-    let sc = swarm("count = 5\n", "count = 5\nclient = \"libtorrent\"\nversion = \"2.0\"\nmixed_mode = \"prefer_tcp\"\n");
+    let sc =
+        swarm("count = 5\n", "count = 5\nclient = \"libtorrent\"\nversion = \"2.0\"\nmixed_mode = \"prefer_tcp\"\n");
     assert_eq!(sc.classes[1].client.mixed_mode, Some(MixedMode::PreferTcp));
     let e = bad_swarm("count = 5\n", "count = 5\nversion = \"2.0\"\n");
     assert_eq!(e.field, "peers[1].version");

@@ -84,7 +84,9 @@ pub(super) fn mixed_mode(
             return Err(cx.err(at("mixed_mode"), "is libtorrent's setting; set client = \"libtorrent\" or remove it"));
         }
         if version.is_some() {
-            return Err(cx.err(at("version"), "is libtorrent's release series; set client = \"libtorrent\" or remove it"));
+            return Err(
+                cx.err(at("version"), "is libtorrent's release series; set client = \"libtorrent\" or remove it")
+            );
         }
         return Ok(None);
     }
