@@ -18,48 +18,15 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import cli
+from conftest import SCENARIOS, cli
 
 TSHARK = shutil.which("tshark")
 needs_tshark = pytest.mark.skipif(TSHARK is None, reason="tshark (Debian package `tshark`) is not installed; "
                                                          "CI installs it")
 
-#: 1 seed + 2 leechers, 1 MB in 256 KiB pieces: the seed runs mainline's
-#: algorithms over uTP (it answers both transports) at 100 KiB/s; leecher 2
-#: dials it over uTP, leecher 1, a second later, dials both over TCP, so the
-#: leechers trade pieces over TCP. Buffers hold more than the torrent:
-#: nothing is lost.
-MIXED = """\
-name = "capture-mixed"
-[run]
-duration = "10 min"
-[torrent]
-size = "1 MB"
-piece_size = "256 KiB"
-[network]
-rtt = "40 ms"
-[network.access]
-up = "8 Mbit/s"
-down = "unlimited"
-buffer = "1000 packets"
-[[peers]]
-role = "seed"
-upload_limit = "100 KiB/s"
-transport = "utp"
-[[peers]]
-role = "leecher"
-label = "tcp"
-upload_limit = "unlimited"
-transport = "tcp"
-join = "1 s"
-[[peers]]
-role = "leecher"
-label = "utp"
-upload_limit = "unlimited"
-transport = "utp"
-[capture]
-peers = [0, "tcp", "utp"]
-"""
+#: 1 seed + 2 leechers over TCP and uTP, every peer captured (the shipped
+#: example; crates/sim/tests/capture.rs runs it too).
+MIXED = (SCENARIOS / "capture" / "mixed-swarm.toml").read_text()
 
 #: What each count is in tshark's fields.
 KINDS = ("handshakes", "pieces", "haves", "utp_data_packets")

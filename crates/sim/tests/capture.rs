@@ -10,42 +10,15 @@ use torrentlab_sim::capture::pcapng::{self, Block};
 use torrentlab_sim::{digest_tables, run_swarm, SwarmOutput, SwarmScenario};
 use torrentlab_transport::utp::{Header, PacketType};
 
-/// The seed runs mainline's algorithms over uTP (it answers both
-/// transports) and uploads at 100 KiB/s; leecher 2 dials it over uTP,
-/// leecher 1, a second later, dials both over TCP: the leechers trade
-/// pieces over TCP, the seed sends them over both.
-const MIXED: &str = r#"
-name = "capture-mixed"
-[run]
-duration = "10 min"
-[torrent]
-size = "1 MB"
-piece_size = "256 KiB"
-[network]
-rtt = "40 ms"
-[network.access]
-up = "8 Mbit/s"
-down = "unlimited"
-buffer = "1000 packets"
-[[peers]]
-role = "seed"
-upload_limit = "100 KiB/s"
-transport = "utp"
-[[peers]]
-role = "leecher"
-label = "tcp"
-upload_limit = "unlimited"
-transport = "tcp"
-join = "1 s"
-[[peers]]
-role = "leecher"
-label = "utp"
-upload_limit = "unlimited"
-transport = "utp"
-"#;
+/// scenarios/capture/mixed-swarm.toml without its `[capture]` table: the
+/// seed sends over uTP and TCP, the leechers trade over TCP (see the file).
+fn mixed() -> &'static str {
+    let file = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/capture/mixed-swarm.toml"));
+    &file[..file.find("\n[capture]").expect("the file captures") + 1]
+}
 
 fn run(capture: &str) -> SwarmOutput {
-    let sc: SwarmScenario = common::swarm_from_toml(&format!("{MIXED}{capture}"), "capture-mixed.toml");
+    let sc: SwarmScenario = common::swarm_from_toml(&format!("{}{capture}", mixed()), "capture-mixed.toml");
     run_swarm(&sc, &mut |_| {})
 }
 

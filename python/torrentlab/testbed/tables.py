@@ -265,8 +265,7 @@ def build(res: dict[str, Any]) -> dict[str, pa.Table]:
             "seed_copies_uploaded": [seeds_up / p.file_bytes],
             "pieces_reached_leechers": [sum(1 for f in first if not math.isnan(f))],
             "leecher_upload_utilisation": [float(np.mean(utils)) if utils else math.nan],
-            "first_unchoke_s": [min(krow["time_s"][k] for k, c in enumerate(krow["choked"]) if not c)
-                                if not all(krow["choked"]) else math.nan],
+            "first_unchoke_s": [min((t for t in unchoked if not math.isnan(t)), default=math.nan)],
             "mean_time_to_first_unchoke_s": [float(np.mean(waits)) if waits else math.nan]}
     return {
         "summary": table("summary", srow),
