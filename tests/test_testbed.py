@@ -92,11 +92,12 @@ def test_the_plan_maps_classes_to_libtorrent_settings(tmp_path):
     text = text.replace('role = "leecher"\nclient = "libtorrent"',
                                     'role = "leecher"\nclient = "utorrent"\ndisposition = 13\nupload_limit = "20 kB/s"')
     text = text.replace('client = "libtorrent"\n\n', 'client = "libtorrent"\ntransport = "utp"\n'
-                        'mixed_mode = "prefer_tcp"\nutp = { target = "25 ms" }\n\n', 1)
+                        'mixed_mode = "prefer_tcp"\nrate_limit_ip_overhead = false\nutp = { target = "25 ms" }\n\n', 1)
     p = plan(_write(tmp_path, text))
     seed, lee = p.peers[0], p.peers[1]
     assert seed.settings["enable_outgoing_utp"] and not seed.settings["enable_outgoing_tcp"]
     assert seed.settings["utp_target_delay"] == 25 and seed.settings["mixed_mode_algorithm"] == 0
+    assert seed.settings["rate_limit_ip_overhead"] is False
     assert (lee.settings["enable_outgoing_tcp"], lee.settings["enable_outgoing_utp"],
             lee.settings["enable_incoming_tcp"], lee.settings["enable_incoming_utp"]) == (True, False, True, True)
     assert lee.upload_limit_Bps == 20_000 and lee.settings["utp_target_delay"] == 100

@@ -151,6 +151,7 @@ def _client_settings(file: str, where: str, c: dict[str, Any], client: str, utp:
         s["enable_incoming_tcp"] = True
         mode = c.get("mixed_mode", "peer_proportional")
         s["mixed_mode_algorithm"] = MIXED_MODE[mode]
+        s["rate_limit_ip_overhead"] = bool(c.get("rate_limit_ip_overhead", True))
         series, installed = c.get("version", "1.2"), installed_libtorrent()
         if mode == "peer_proportional" and installed and _series(installed) != series:
             ignored.append(f"{where}.version: \"{series}\" asks for libtorrent {series}'s peer_proportional rule; "

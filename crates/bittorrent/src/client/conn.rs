@@ -134,8 +134,9 @@ impl PeerConn {
         self.stage == Stage::Ready
     }
 
-    /// Something to upload: a piece message under way, or requests while unchoked.
+    /// Something to upload: a piece message under way, requests while
+    /// unchoked, or control messages waiting for the limiter.
     pub fn has_upload_work(&self) -> bool {
-        self.partial_left > 0 || (!self.am_choking && !self.queued.is_empty())
+        self.partial_left > 0 || (!self.am_choking && !self.queued.is_empty()) || !self.outq.is_empty()
     }
 }

@@ -19,6 +19,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     /// The tracker's reply: dial up to `max_initiate` peers, keep the rest
     /// as spares.
     pub fn on_tracker_reply(&mut self, now: Time, peers: &[u32], io: &mut dyn Io) {
+        self.now = now;
         if self.left {
             return;
         }
@@ -117,6 +118,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     /// Our dial on `slot` is connected: the handshake goes out. With the uTP
     /// preference, a uTP connection replaces any TCP one to the same peer.
     pub fn on_connected(&mut self, now: Time, slot: u32, io: &mut dyn Io) {
+        self.now = now;
         let c = self.conn(slot);
         let (remote, transport) = (c.remote, c.transport);
         if self.cfg.transports.prefer_utp && transport == Transport::Utp {
@@ -132,6 +134,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         let link = c.link;
         io.frame(link, super::Frame::Handshake);
         io.write(link, super::Frame::Handshake.wire_len());
+        self.limiter.transceived(slot, super::Frame::Handshake.wire_len());
     }
 
     /// The connection on `slot` is gone (reset, refused, or closed by the
@@ -139,6 +142,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     /// client falls back; otherwise a spare is dialled in its place, unless
     /// another connection to the same peer remains.
     pub fn on_closed(&mut self, now: Time, slot: u32, io: &mut dyn Io) {
+        self.now = now;
         let Some(c) = self.conns.get(slot as usize).and_then(|c| c.as_ref()) else { return };
         let (remote, failed_dial) = (c.remote, c.initiator && c.stage == Stage::Connecting);
         let utp_dial_failed = failed_dial && c.transport == Transport::Utp;

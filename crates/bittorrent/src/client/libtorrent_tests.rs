@@ -210,3 +210,32 @@ fn a_libtorrent_seed_with_an_upload_limit_writes_blocks_only_at_500_ms_ticks_fro
     let bytes: u32 = blocks.iter().map(|w| w.1).sum();
     assert!((bytes as f64 - 47_000.0 * 4.5).abs() < 47_000.0, "{bytes} bytes in 5 s");
 }
+
+/// A libtorrent leecher held to 1 kB/s of upload, with or without
+/// `rate_limit_ip_overhead`, connected on link 1 to a seed that unchokes it.
+fn limited_leecher(ip_overhead: bool) -> (Client, Requests) {
+    let torrent = Torrent::new(8 * 262_144, 262_144);
+    let rng = |k: u64| EntityRng::new(3, EntityId(k));
+    let mut cfg = ClientConfig::libtorrent(Some(1_000.0));
+    cfg.rate_limit_ip_overhead = ip_overhead;
+    let mut c = Client::new(0, cfg, torrent, false, [rng(0), rng(1), rng(2)]);
+    let mut io = Requests::default();
+    c.start(Time::ZERO, &mut io);
+    let slot = c.accept(Time::ZERO, 11, 1, Transport::Utp, &mut io).expect("accepted");
+    c.on_frame(Time::ZERO, slot, Frame::Handshake, &mut io);
+    c.on_frame(Time::ZERO, slot, Frame::Bitfield(Box::new(Bitfield::full(8))), &mut io);
+    c.on_frame(Time::ZERO, slot, Frame::Msg(Message::Unchoke), &mut io);
+    (c, io)
+}
+
+#[test]
+fn with_rate_limit_ip_overhead_a_limited_leechers_requests_wait_for_upload_quota_and_without_it_go_at_once() {
+    let (_, io) = limited_leecher(false);
+    assert_eq!(io.0.len(), 4, "written at once, as before");
+    let (mut c, mut io) = limited_leecher(true);
+    assert!(io.0.is_empty(), "they wait for the limiter");
+    c.handle_timeout(secs(0.25), &mut io);
+    assert!(io.0.is_empty());
+    c.handle_timeout(secs(0.5), &mut io);
+    assert_eq!(io.0.len(), 4, "the first tick's quota carries them");
+}

@@ -79,6 +79,10 @@ pub struct ClientConfig {
     /// Whose upload limiter: mainline's round robin of 1380-byte writes, or
     /// libtorrent's bandwidth manager (quota in 500 ms ticks).
     pub limiter: LimiterKind,
+    /// libtorrent's `rate_limit_ip_overhead`: its limiter charges the
+    /// estimated IP overhead of every read and write, and every write
+    /// (control messages too) waits for its quota. Mainline: off.
+    pub rate_limit_ip_overhead: bool,
 }
 
 impl ClientConfig {
@@ -100,6 +104,7 @@ impl ClientConfig {
             numwant: crate::tracker::DEFAULT_NUMWANT,
             mixed_mode: None,
             limiter: LimiterKind::Mainline,
+            rate_limit_ip_overhead: false,
         }
     }
 
@@ -111,7 +116,8 @@ impl ClientConfig {
     /// connections (`connections_limit`), 200 peers asked of the tracker,
     /// uTP dialled first with TCP after a failed uTP connect, TCP uploads
     /// throttled beside uploading uTP peers (`peer_proportional`), upload
-    /// quota handed out in 500 ms ticks (its bandwidth manager).
+    /// quota handed out in 500 ms ticks (its bandwidth manager), the
+    /// estimated IP overhead charged to it (`rate_limit_ip_overhead`).
     pub fn libtorrent(upload_rate: Option<f64>) -> Self {
         ClientConfig {
             upload_rate,
@@ -128,6 +134,7 @@ impl ClientConfig {
             numwant: 200,
             mixed_mode: Some(MixedMode::PeerProportional(Series::V1_2)),
             limiter: LimiterKind::Libtorrent,
+            rate_limit_ip_overhead: true,
         }
     }
 }
@@ -250,6 +257,9 @@ pub struct Client<P = PiecePicker, C = AnyChoker, L = AnyLimiter> {
     /// Rechoke scratch: the views and the choker's decisions.
     views: Vec<PeerView>,
     decisions: Vec<Decision>,
+    /// The time of the input being handled (for control messages that wait
+    /// for the limiter: [`UploadLimiter::charges_control`]).
+    now: Time,
     pub stats: ClientStats,
 }
 
@@ -270,7 +280,7 @@ impl Client {
                 torrent.piece_length as u64,
             )),
         };
-        let limiter = AnyLimiter::new(cfg.limiter, cfg.upload_rate);
+        let limiter = AnyLimiter::new(cfg.limiter, cfg.upload_rate, cfg.rate_limit_ip_overhead);
         Client::with_policies(id, cfg, torrent, [choker_rng, rng], picker, choker, limiter)
     }
 }
@@ -324,6 +334,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             offered: SlotSet::default(),
             views: Vec::new(),
             decisions: Vec::new(),
+            now: Time::ZERO,
             stats: ClientStats::default(),
         }
     }
@@ -434,6 +445,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
 
     /// The client joins the swarm: `started` announce, timers running.
     pub fn start(&mut self, now: Time, io: &mut dyn Io) {
+        self.now = now;
         self.started = true;
         self.limiter.start(now);
         self.announce(now, AnnounceEvent::Started, io);
@@ -457,6 +469,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         if self.left {
             return;
         }
+        self.now = now;
         // Leaving first: closing connections then asks nothing of the others.
         self.left = true;
         let slots: Vec<u32> = self.connections().map(|(s, _)| s).collect();
@@ -477,6 +490,8 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         if self.conns.get(slot as usize).is_none_or(|c| c.is_none()) {
             return;
         }
+        self.now = now;
+        self.limiter.transceived(slot, frame.wire_len());
         match frame {
             Frame::Handshake => {
                 let c = self.conn(slot);
@@ -484,6 +499,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
                     let link = c.link;
                     io.frame(link, Frame::Handshake);
                     io.write(link, Frame::Handshake.wire_len());
+                    self.limiter.transceived(slot, Frame::Handshake.wire_len());
                     self.announces.got_incoming();
                 }
                 self.ready(now, slot, io);
@@ -504,6 +520,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             let len = f.wire_len();
             io.frame(link, f);
             io.write(link, len);
+            self.limiter.transceived(slot, len);
         }
         self.choker.add_peer(now, slot, &mut self.choker_rng);
     }
@@ -557,10 +574,18 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         }
     }
 
-    /// Writes a control message now, or after the piece message under way.
+    /// Writes a control message now, or after the piece message under way;
+    /// or when every write waits for the limiter, when it hands out quota.
     fn send(&mut self, slot: u32, m: Message, io: &mut dyn Io) {
+        let charged = self.limiter.charges_control();
         let c = self.conn(slot);
-        if c.partial_left > 0 {
+        if charged {
+            c.outq.push(m);
+            let link = c.link;
+            if c.ready() && !self.limiter.contains(slot) && io.flushed(link) {
+                self.queue_upload(self.now, slot, io);
+            }
+        } else if c.partial_left > 0 {
             c.outq.push(m);
         } else {
             let link = c.link;
@@ -577,6 +602,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     }
 
     pub fn handle_timeout(&mut self, now: Time, io: &mut dyn Io) {
+        self.now = now;
         if self.limiter.due().is_some_and(|t| t <= now) {
             self.try_send(now, io);
         }
@@ -624,6 +650,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
                 uploading[(c.transport == Transport::Utp) as usize] += 1;
             }
         }
+        self.limiter.second_tick(now);
         let sent = self.stats.bytes_up - self.upload_at_second;
         self.upload_at_second = self.stats.bytes_up;
         self.upload_average = self.upload_average * 4 / 5 + sent / 5;

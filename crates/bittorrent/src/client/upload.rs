@@ -45,13 +45,14 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
 
     /// The socket of `slot` drained (mainline `connection_flushed`).
     pub fn on_flushed(&mut self, now: Time, slot: u32, io: &mut dyn Io) {
+        self.now = now;
         let Some(c) = self.conns.get(slot as usize).and_then(|c| c.as_ref()) else { return };
         if c.ready() && c.has_upload_work() && !self.limiter.contains(slot) {
             self.queue_upload(now, slot, io);
         }
     }
 
-    fn queue_upload(&mut self, now: Time, slot: u32, io: &mut dyn Io) {
+    pub(super) fn queue_upload(&mut self, now: Time, slot: u32, io: &mut dyn Io) {
         let Client { limiter, conns, rows, torrent, stats, .. } = self;
         limiter.queue(now, slot, &mut Writer { now, conns, rows, torrent, stats, io });
     }
@@ -72,6 +73,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             self.rows.set(slot, REQUESTS, false);
             io.frame(link, Frame::Msg(Message::Choke));
             io.write(link, Message::Choke.wire_len());
+            self.limiter.transceived(slot, Message::Choke.wire_len());
         }
         io.note(Note::Choke { link, remote, choked: true });
     }
@@ -85,6 +87,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             c.choke_sent = false;
             io.frame(link, Frame::Msg(Message::Unchoke));
             io.write(link, Message::Unchoke.wire_len());
+            self.limiter.transceived(slot, Message::Unchoke.wire_len());
         }
         io.note(Note::Choke { link, remote, choked: false });
         if self.conn(slot).has_upload_work() && !self.limiter.contains(slot) && io.flushed(link) {
@@ -147,11 +150,19 @@ fn send_partial(
 ) -> (u32, bool) {
     let Some(c) = conns[slot as usize].as_mut() else { return (0, false) };
     let link = c.link;
-    if c.partial_left == 0 {
-        if c.am_choking {
-            return (0, io.flushed(link));
+    if c.partial_left == 0 && (c.am_choking || c.queued.is_empty()) {
+        // Control messages alone (they wait for quota when the limiter
+        // charges them: `UploadLimiter::charges_control`).
+        let mut bytes = 0;
+        for m in c.outq.drain(..) {
+            io.frame(link, Frame::Msg(m));
+            io.write(link, m.wire_len());
+            bytes += m.wire_len();
         }
-        let Some((piece, block)) = c.queued.pop_front() else { return (0, io.flushed(link)) };
+        return (bytes, io.flushed(link));
+    }
+    if c.partial_left == 0 {
+        let Some((piece, block)) = c.queued.pop_front() else { unreachable!("a queued request") };
         if c.queued.is_empty() {
             rows.set(slot, REQUESTS, false);
         }

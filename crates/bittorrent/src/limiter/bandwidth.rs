@@ -41,10 +41,37 @@
 //! after another, the disk answering at once. With a limit, writes therefore
 //! come in bursts at tick boundaries; without one, everything goes at once.
 //!
-//! Not modelled: IP overhead charged to the channels
-//! (`rate_limit_ip_overhead`); the per-torrent and per-peer channels (no
-//! limits by default). Control messages that follow a piece message in one
-//! write may overdraw a connection's quota by a few bytes: forgiven.
+//! **IP overhead** (`rate_limit_ip_overhead`, on by default; read in
+//! RC_2_1: `aux_/stat.hpp` `trancieve_ip_packet`,
+//! `peer_connection::account_received_bytes`, `on_send_data`,
+//! `second_tick`, `session_impl::use_quota_overhead`). libtorrent cannot
+//! see packets, so it estimates: every read from and every write to a
+//! peer's socket of `n` bytes counts `max(1, ceil(n / 1460))` packets of 40
+//! header bytes (IPv4 20 + TCP 20; the MTU 1500 less them is 1460 bytes a
+//! packet), one header for the packet and one for its ACK, and adds that
+//! estimate to both the peer's upload and its download overhead counters,
+//! whatever the transport (the estimate lives in `peer_connection`; uTP
+//! peers are counted the same way). Once a second (the peer's
+//! `second_tick`), with the setting on, the second's counters are taken
+//! from the channels of the peer's classes (`use_quota_overhead`:
+//! `bandwidth_channel::use_quota`, which may leave a channel's quota below
+//! zero), upload overhead from the upload channels. The testbed's session
+//! upload limit is the global class's, which every peer is in; the TCP class
+//! (mixed mode) is charged for its TCP peers. A download therefore costs its
+//! ACKs' estimate, about 2.7 % of its bytes, on the peer's upload channel:
+//! a low upload limit slows the peer's downloads, because its requests wait
+//! for upload quota too. Here the client reports every read and every write
+//! it makes outside the manager ([`BandwidthManager::transceived`]); the
+//! writes the manager hands quota to are counted as it makes them, one write
+//! a turn. A peer's upload rate (`stat::upload_rate`) then includes its
+//! overhead, as libtorrent's does. Download channels are not modelled (no
+//! download limits), nor the 40 bytes of a SYN and of the ACK of a SYN-ACK.
+//! With the setting off, the counters are not kept (libtorrent still counts
+//! them into the upload rate: not modelled).
+//!
+//! Not modelled: the per-torrent and per-peer channels (no limits by
+//! default). Control messages that follow a piece message in one write may
+//! overdraw a connection's quota by a few bytes: forgiven.
 
 use torrentlab_engine::{Duration, Time};
 
@@ -68,6 +95,19 @@ const SEND_BUFFER_PERCENT: u64 = 50;
 /// What `fill_send_buffer` reads at a time: a piece message of a 16 KiB block.
 const PIECE_MSG: u64 = BLOCK as u64 + 13;
 const SECOND_NS: u64 = 1_000_000_000;
+
+/// libtorrent's estimate of a packet's IPv4 and TCP headers, bytes.
+pub const IP_HEADER: u32 = 20 + 20;
+/// Payload bytes a packet carries in the estimate: an MTU of 1500 less the headers.
+pub const IP_PACKET: u32 = 1500 - IP_HEADER;
+
+/// libtorrent's estimate of the IP overhead of a read or write of `bytes`
+/// (`stat::trancieve_ip_packet`): a header for each packet, at least one,
+/// and as much again for the ACKs. The same amount is counted on the upload
+/// and on the download side.
+pub fn ip_overhead(bytes: u32) -> u32 {
+    bytes.div_ceil(IP_PACKET).max(1) * IP_HEADER
+}
 
 /// A request's channels, bits.
 const SESSION: u8 = 1;
@@ -163,6 +203,11 @@ struct Peer {
     /// Whole seconds since the session started.
     second: u32,
     flags: u8,
+    /// Estimated IP overhead of its reads and writes since the last second
+    /// tick, not charged yet (`stat::upload_ip_overhead`), and charged
+    /// overhead waiting to enter its upload rate with the second's bytes.
+    ip: u32,
+    ip_rate: u32,
 }
 
 impl Peer {
@@ -175,7 +220,8 @@ impl Peer {
         }
         let n = s - self.second;
         self.last_second = if n == 1 { self.this_second } else { 0 };
-        let (mut sample, mut rate) = (self.this_second as u64, self.rate as u64);
+        let sample = self.this_second as u64 + std::mem::take(&mut self.ip_rate) as u64;
+        let (mut sample, mut rate) = (sample, self.rate as u64);
         for _ in 0..n {
             rate = rate * 4 / 5 + sample / 5;
             sample = 0;
@@ -222,6 +268,8 @@ pub struct BandwidthManager {
     origin: Time,
     /// The next tick, while requests wait.
     due: Option<Time>,
+    /// `rate_limit_ip_overhead`: the estimated IP overhead is charged.
+    ip_overhead: bool,
 }
 
 /// A limit in bytes/s as libtorrent holds it (0: unlimited).
@@ -243,7 +291,30 @@ impl BandwidthManager {
             granted: Vec::new(),
             origin: Time::ZERO,
             due: None,
+            ip_overhead: false,
         }
+    }
+
+    /// With `on`, the estimated IP overhead is charged to the channels
+    /// (libtorrent's `rate_limit_ip_overhead`).
+    pub fn with_ip_overhead(mut self, on: bool) -> Self {
+        self.ip_overhead = on;
+        self
+    }
+
+    /// Whether the estimated IP overhead is charged.
+    pub fn charges_ip_overhead(&self) -> bool {
+        self.ip_overhead
+    }
+
+    /// Estimated IP overhead of `conn`'s reads and writes not charged yet, bytes.
+    pub fn ip_owed(&self, conn: u32) -> u32 {
+        self.peers.get(conn as usize).map_or(0, |p| p.ip)
+    }
+
+    /// `conn`'s upload rate as libtorrent holds it (a 5-second average, bytes/s).
+    pub fn upload_rate(&self, conn: u32) -> u32 {
+        self.peers.get(conn as usize).map_or(0, |p| p.rate)
     }
 
     /// The throttled class's rate, bytes/s, if it is throttled.
@@ -336,6 +407,9 @@ impl BandwidthManager {
             let p = &mut self.peers[conn as usize];
             p.quota = p.quota.saturating_sub(bytes);
             p.this_second = p.this_second.saturating_add(bytes);
+            if self.ip_overhead && bytes > 0 {
+                p.ip = p.ip.saturating_add(ip_overhead(bytes));
+            }
             if bytes == 0 || !flushed {
                 p.flags &= !ACTIVE;
                 return;
@@ -452,6 +526,46 @@ impl UploadLimiter for BandwidthManager {
     /// stays; requests waiting on it see the new limit at the next tick.
     fn throttle(&mut self, _now: Time, rate: Option<f64>) {
         self.tcp.limit = limit(rate);
+    }
+
+    /// With IP overhead charged, control messages wait for quota too (all
+    /// of libtorrent's writes do).
+    fn charges_control(&self) -> bool {
+        self.ip_overhead
+    }
+
+    /// A read or write of `bytes` on `conn` outside the manager's turns:
+    /// its estimated IP overhead, when that is charged.
+    fn transceived(&mut self, conn: u32, bytes: u32) {
+        if self.ip_overhead {
+            let p = self.peer(conn);
+            p.ip = p.ip.saturating_add(ip_overhead(bytes));
+        }
+    }
+
+    /// The peers' second tick (`peer_connection::second_tick`): each one's
+    /// estimated IP overhead of the second is taken from its channels (the
+    /// session's; the TCP class's too for its TCP peers), which may leave
+    /// them owing, and joins its upload rate.
+    fn second_tick(&mut self, now: Time) {
+        if !self.ip_overhead {
+            return;
+        }
+        let s = self.second(now);
+        for p in &mut self.peers {
+            if p.ip == 0 {
+                continue;
+            }
+            let ip = std::mem::take(&mut p.ip);
+            self.session.take(ip as i64);
+            if p.flags & THROTTLED != 0 {
+                self.tcp.take(ip as i64);
+            }
+            // Into the sample of the second that ends now.
+            p.roll(s.saturating_sub(1));
+            p.ip_rate = p.ip_rate.saturating_add(ip);
+            p.roll(s);
+        }
     }
 }
 

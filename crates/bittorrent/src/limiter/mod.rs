@@ -69,6 +69,17 @@ pub trait UploadLimiter: Send {
     fn set_throttled(&mut self, conn: u32, throttled: bool);
     /// The throttled class's rate from `now` on, bytes/s (`None`: not throttled).
     fn throttle(&mut self, now: Time, rate: Option<f64>);
+    /// `conn` read or wrote `bytes` outside the limiter's turns (libtorrent
+    /// estimates the IP overhead of each read and write).
+    fn transceived(&mut self, _conn: u32, _bytes: u32) {}
+    /// The client's once-a-second tick (libtorrent charges the second's
+    /// estimated IP overhead).
+    fn second_tick(&mut self, _now: Time) {}
+    /// Whether every write of the connections (control messages too) must
+    /// wait for the limiter: libtorrent's when it charges IP overhead.
+    fn charges_control(&self) -> bool {
+        false
+    }
 }
 
 /// Whose upload limiter a client runs.
@@ -98,11 +109,15 @@ macro_rules! either {
 }
 
 impl AnyLimiter {
-    /// `kind`'s limiter for an upload limit in bytes/s (`None`: unlimited).
-    pub fn new(kind: LimiterKind, rate: Option<f64>) -> Self {
+    /// `kind`'s limiter for an upload limit in bytes/s (`None`: unlimited);
+    /// libtorrent's charges IP overhead with `ip_overhead`
+    /// (`rate_limit_ip_overhead`; mainline's never does).
+    pub fn new(kind: LimiterKind, rate: Option<f64>, ip_overhead: bool) -> Self {
         match kind {
             LimiterKind::Mainline => AnyLimiter::Mainline(RateLimiter::new(rate)),
-            LimiterKind::Libtorrent => AnyLimiter::Libtorrent(BandwidthManager::new(rate)),
+            LimiterKind::Libtorrent => {
+                AnyLimiter::Libtorrent(BandwidthManager::new(rate).with_ip_overhead(ip_overhead))
+            }
         }
     }
 
@@ -136,6 +151,15 @@ impl UploadLimiter for AnyLimiter {
     }
     fn throttle(&mut self, now: Time, rate: Option<f64>) {
         either!(self, l => l.throttle(now, rate))
+    }
+    fn transceived(&mut self, conn: u32, bytes: u32) {
+        either!(self, l => l.transceived(conn, bytes))
+    }
+    fn second_tick(&mut self, now: Time) {
+        either!(self, l => l.second_tick(now))
+    }
+    fn charges_control(&self) -> bool {
+        either!(self, l => l.charges_control())
     }
 }
 

@@ -396,6 +396,20 @@ fn a_libtorrent_class_follows_the_mixed_mode_rule_of_its_release_series() {
 }
 
 #[test]
+fn a_libtorrent_class_charges_ip_overhead_to_its_limit_unless_told_not_to_and_only_libtorrent_may_say() {
+    let sc = swarm("count = 5\n", "count = 5\nclient = \"libtorrent\"\n");
+    assert!(sc.classes[1].client.rate_limit_ip_overhead, "libtorrent's default");
+    assert!(!sc.classes[0].client.rate_limit_ip_overhead, "mainline never");
+    let sc = swarm("count = 5\n", "count = 5\nclient = \"libtorrent\"\nrate_limit_ip_overhead = false\n");
+    assert!(!sc.classes[1].client.rate_limit_ip_overhead);
+    let e = bad_swarm("count = 5\n", "count = 5\nrate_limit_ip_overhead = true\n");
+    assert_eq!(e.field, "peers[1].rate_limit_ip_overhead");
+    assert!(e.message.contains("client = \"libtorrent\""), "{e}");
+    let e = bad_swarm("count = 5\n", "count = 5\nclient = \"utorrent\"\nrate_limit_ip_overhead = false\n");
+    assert_eq!(e.field, "peers[1].rate_limit_ip_overhead");
+}
+
+#[test]
 fn a_disposition_belongs_to_utorrent_classes_and_must_dial_or_answer_something() {
     use torrentlab_bittorrent::dial::{Dial, Transport};
     let e = bad_swarm("count = 5\n", "count = 5\ndisposition = 31\n");

@@ -100,6 +100,26 @@ pub(super) fn mixed_mode(
     }))
 }
 
+/// A libtorrent class's `rate_limit_ip_overhead` (default on, libtorrent's
+/// default); refused for the other clients.
+pub(super) fn rate_limit_ip_overhead(
+    cx: &Ctx,
+    at: &dyn Fn(&str) -> String,
+    client: ClientName,
+    value: Option<bool>,
+) -> Result<bool, ScenarioError> {
+    if client != ClientName::Libtorrent {
+        if value.is_some() {
+            return Err(cx.err(
+                at("rate_limit_ip_overhead"),
+                "is libtorrent's setting; set client = \"libtorrent\" or remove it",
+            ));
+        }
+        return Ok(false);
+    }
+    Ok(value.unwrap_or(true))
+}
+
 params!(
     /// Access links: `network.access`, and a class's own `access` over it.
     RawAccess {

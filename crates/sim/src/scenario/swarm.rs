@@ -298,6 +298,7 @@ struct RawPeers {
     access: Option<RawAccess>,
     mixed_mode: Option<MixedModeName>,
     version: Option<VersionName>,
+    rate_limit_ip_overhead: Option<bool>,
     home: Option<bool>,
     pacing: Option<RawPacing>,
 }
@@ -472,6 +473,7 @@ pub(super) fn validate(raw: RawSwarmScenario, file: &str) -> Result<SwarmScenari
         };
         client.transports = profile::transports(&cx, &at, profile, p.transport, p.disposition)?;
         client.mixed_mode = profile::mixed_mode(&cx, &at, profile, p.mixed_mode, p.version)?;
+        client.rate_limit_ip_overhead = profile::rate_limit_ip_overhead(&cx, &at, profile, p.rate_limit_ip_overhead)?;
         if let Some(s) = p.upload_slots {
             if s == 0 || s > 1000 {
                 return Err(cx.err(at("upload_slots"), "must be between 1 and 1000"));

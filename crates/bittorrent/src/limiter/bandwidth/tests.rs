@@ -300,3 +300,138 @@ fn ticks_fall_every_500_ms_from_the_sessions_start() {
     run(&mut l, &mut p, ms(10_000));
     assert!(p.log.iter().all(|w| (w.0.as_nanos() - ms(300).as_nanos()).is_multiple_of(TICK.as_nanos())));
 }
+
+// ---- IP overhead (`rate_limit_ip_overhead`) --------------------------------
+
+#[test]
+fn the_ip_overhead_estimate_is_40_bytes_for_each_1460_bytes_or_part_and_at_least_40() {
+    assert_eq!(ip_overhead(0), 40, "libtorrent counts one packet at least");
+    assert_eq!(ip_overhead(1), 40);
+    assert_eq!(ip_overhead(17), 40, "a request");
+    assert_eq!(ip_overhead(1460), 40);
+    assert_eq!(ip_overhead(1461), 80);
+    assert_eq!(ip_overhead(2920), 80);
+    assert_eq!(ip_overhead(MSG as u32), 12 * 40, "a piece message of a 16 KiB block");
+}
+
+#[test]
+fn a_download_at_a_rate_charges_its_ack_overhead_to_the_upload_channel_at_the_second_tick() {
+    let mut l = BandwidthManager::new(Some(1_000.0)).with_ip_overhead(true);
+    assert!(l.charges_control());
+    // 100 kB/s of piece messages in: 6 reads of 16 397 bytes in the first second.
+    for _ in 0..6 {
+        l.transceived(3, MSG as u32);
+    }
+    assert_eq!(l.ip_owed(3), 6 * 480);
+    assert_eq!(l.session_quota(), 0, "charged once a second, not at each read");
+    l.second_tick(ms(1_000));
+    assert_eq!(l.session_quota(), -6 * 480, "the channel owes the overhead");
+    assert_eq!(l.ip_owed(3), 0);
+    assert_eq!(l.upload_rate(3), 6 * 480 / 5, "the upload rate counts the overhead, as libtorrent's");
+}
+
+#[test]
+fn overhead_is_charged_to_the_tcp_class_only_for_its_tcp_peers() {
+    let mut l = BandwidthManager::new(Some(50_000.0)).with_ip_overhead(true);
+    l.throttle(Time::ZERO, Some(10_000.0));
+    l.set_throttled(1, true);
+    l.transceived(1, 100);
+    l.transceived(2, 100);
+    l.second_tick(ms(1_000));
+    assert_eq!((l.session.quota, l.tcp.quota), (-80, -40));
+}
+
+#[test]
+fn writes_the_manager_hands_quota_to_count_their_overhead_one_write_a_turn() {
+    let mut l = BandwidthManager::new(None).with_ip_overhead(true);
+    let mut p = Peers::new(&[2 * MSG]);
+    l.queue(Time::ZERO, 0, &mut p);
+    assert_eq!(p.sent(0), 2 * MSG);
+    assert_eq!(l.ip_owed(0), 2 * 480);
+    l.second_tick(ms(1_000));
+    assert_eq!(l.session_quota(), 0, "an unlimited channel owes nothing");
+}
+
+#[test]
+fn with_rate_limit_ip_overhead_off_reads_writes_and_second_ticks_charge_nothing() {
+    let mut l = BandwidthManager::new(Some(1_000.0));
+    assert!(!l.charges_ip_overhead() && !l.charges_control());
+    let mut p = Peers::new(&[LOTS]);
+    l.queue(Time::ZERO, 0, &mut p);
+    for _ in 0..100 {
+        l.transceived(0, MSG as u32);
+    }
+    l.second_tick(ms(1_000));
+    assert_eq!((l.ip_owed(0), l.session_quota(), l.upload_rate(0)), (0, 0, 0));
+}
+
+/// A download over a 1 Mbit/s link driven by requests that wait for upload
+/// quota, as a libtorrent peer's do: `depth` requests outstanding, each
+/// answered by a piece message of a 16 KiB block that arrives 10 ms after
+/// the request went out at the soonest, the link carrying one every 131 ms.
+/// Returns the blocks received in `secs` seconds.
+fn download_behind_requests(limit: f64, ip: bool, depth: u32, secs: u64) -> u64 {
+    struct Requests {
+        now: Time,
+        unsent: u32,
+        written: Vec<Time>,
+    }
+    impl Uploads for Requests {
+        // A turn writes every request waiting (control messages are not cut).
+        fn send(&mut self, _: u32, max: u32) -> (u32, bool) {
+            if max == 0 || self.unsent == 0 {
+                return (0, true);
+            }
+            let n = std::mem::take(&mut self.unsent);
+            self.written.extend((0..n).map(|_| self.now));
+            (n * 17, true)
+        }
+        fn pending(&self, _: u32) -> u64 {
+            self.unsent as u64 * 17
+        }
+    }
+    let mut l = BandwidthManager::new(Some(limit)).with_ip_overhead(ip);
+    let mut r = Requests { now: Time::ZERO, unsent: depth, written: Vec::new() };
+    l.queue(Time::ZERO, 0, &mut r);
+    let (mut link_free, mut arrivals, mut blocks) = (Time::ZERO, Vec::<Time>::new(), 0);
+    let serialise = Duration::from_nanos(MSG * 8 * 1_000);
+    for step in 1..=secs * 1_000 {
+        let now = ms(step);
+        r.now = now;
+        for w in r.written.drain(..) {
+            link_free = link_free.max(w + Duration::from_millis(10)) + serialise;
+            arrivals.push(link_free);
+        }
+        let arrived = arrivals.iter().filter(|&&t| t <= now).count();
+        arrivals.retain(|&t| t > now);
+        for _ in 0..arrived {
+            blocks += 1;
+            l.transceived(0, MSG as u32);
+            r.unsent += 1;
+        }
+        if arrived > 0 && !l.contains(0) {
+            l.queue(now, 0, &mut r);
+        }
+        if l.due().is_some_and(|t| t <= now) {
+            l.try_send(now, false, &mut r);
+        }
+        if step % 1_000 == 0 {
+            l.second_tick(now);
+        }
+    }
+    blocks
+}
+
+#[test]
+fn a_1_kb_s_upload_limit_caps_downloads_near_the_limit_over_the_overhead_a_block_costs() {
+    let secs = 120;
+    let rate = |blocks: u64| (blocks * BLOCK as u64) as f64 / secs as f64;
+    // Each block costs its reads' 480 bytes, its request's 17 and at most
+    // the request's own 40: 1000 B/s buys 1.86 to 2.01 blocks a second.
+    let capped = rate(download_behind_requests(1_000.0, true, 4, secs));
+    let (low, high) = (1_000.0 / 537.0 * BLOCK as f64, 1_000.0 / 497.0 * BLOCK as f64);
+    assert!(capped > 0.9 * low && capped < 1.05 * high, "{capped} B/s, libtorrent's rule {low}-{high}");
+    // Without the charge, the link (125 kB/s) is the bound.
+    let free = rate(download_behind_requests(1_000.0, false, 4, secs));
+    assert!(free > 110_000.0, "{free} B/s");
+}
