@@ -1,6 +1,10 @@
 //! Runs a scenario (default: the benchmark dumbbell) without Python, for
 //! profilers: `cargo run --release -p torrentlab-sim --features hugepages --example bench [FILE] [--digest]`.
 //!
+//! Like the Python front, a swarm hands the rows of its growing logs over
+//! every `SPILL_ROWS` rows (here they are dropped; not with `--digest`), so the peak
+//! memory it prints (the kernel's `VmHWM`) is the engine's and its tables'.
+//!
 //! `--digest` also prints the SHA-256 of every output table (swarm or dumbbell;
 //! `Table::digest`, as in `tests/golden/digests.txt`) and one over all of them
 //! (`digest_tables`), so a change meant only to make things faster can be
@@ -36,7 +40,13 @@ fn main() {
             perf
         }
         torrentlab_sim::AnyScenario::Swarm(sc) => {
-            let out = torrentlab_sim::run_swarm(sc, &mut |_| {});
+            let mut spilled = 0usize;
+            let mut sink = |_: &'static str, t: torrentlab_sim::Table| spilled += t.rows();
+            let mut spill = torrentlab_sim::Spill { rows: torrentlab_sim::watch::SPILL_ROWS, sink: &mut sink };
+            // The digests cover whole tables: nothing is spilled for them.
+            let spill = if digest { None } else { Some(&mut spill) };
+            let out = torrentlab_sim::run_swarm_watched(sc, &mut |_| std::ops::ControlFlow::Continue(()), spill)
+                .expect("a watch that never breaks never stops a run");
             let s = out.table("summary");
             println!(
                 "completed {} of {} leechers, mean download {:.1} s (min {:.1}, max {:.1})",
@@ -61,6 +71,16 @@ fn main() {
         p.data_packets_delivered as f64 / wall,
         p.sim_seconds / wall
     );
+    if let Some(kb) = peak_kb() {
+        println!("peak memory {:.1} MB", kb as f64 / 1024.0);
+    }
+}
+
+/// The process's peak resident memory (`VmHWM`, KB), where the kernel says.
+fn peak_kb() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// Prints each table's SHA-256 (`table NAME ROWS SHA256`), then one over all
