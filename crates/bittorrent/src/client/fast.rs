@@ -198,19 +198,32 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         if !c.ready() || !c.remote_choking || f.allowed.is_empty() {
             return;
         }
-        let have = self.picker.have();
-        let mut mask = Bitfield::new(self.torrent.pieces());
-        let mut any = false;
-        for &p in &f.allowed {
-            if c.have.has(p) && !have.has(p) && self.picker.has_free_blocks(p) {
-                mask.set(p);
-                any = true;
-            }
-        }
-        if !any {
+        let wanted = |p: u32| c.have.has(p) && !self.picker.have().has(p) && self.picker.has_free_blocks(p);
+        if !f.allowed.iter().any(|&p| wanted(p)) {
             return;
         }
         let Some(backlog) = self.room(now, slot) else { return };
+        let mut mask = std::mem::replace(&mut self.fast_mask, Bitfield::new(0));
+        if mask.len() != self.torrent.pieces() {
+            mask = Bitfield::new(self.torrent.pieces());
+        }
+        let c = self.cref(slot);
+        let allowed = &c.fast.as_ref().expect("checked above").allowed;
+        for &p in allowed {
+            if c.have.has(p) && !self.picker.have().has(p) && self.picker.has_free_blocks(p) {
+                mask.set(p);
+            }
+        }
         self.fill(now, slot, None, Some(&mask), backlog, io);
+        match self.conns[slot as usize].as_ref() {
+            Some(c) => {
+                for &p in &c.fast.as_ref().expect("checked above").allowed {
+                    mask.unset(p);
+                }
+            }
+            None => mask = Bitfield::new(0),
+        }
+        debug_assert_eq!(mask.count(), 0, "the mask is cleared after use");
+        self.fast_mask = mask;
     }
 }

@@ -275,6 +275,9 @@ pub struct Client<P = PiecePicker, C = AnyChoker, L = AnyLimiter> {
     /// `let_go` scratch: the slots whose remote has a lost piece with blocks
     /// to request.
     offered: SlotSet,
+    /// `request_allowed_fast` scratch: a remote's allowed-fast pieces to
+    /// pick from (empty until first needed, and cleared after each use).
+    fast_mask: crate::bitfield::Bitfield,
     /// Rechoke scratch: the views and the choker's decisions.
     views: Vec<PeerView>,
     decisions: Vec<Decision>,
@@ -350,6 +353,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             slots: Vec::new(),
             backlogs: Vec::new(),
             offered: SlotSet::default(),
+            fast_mask: crate::bitfield::Bitfield::new(0),
             views: Vec::new(),
             decisions: Vec::new(),
             stats: ClientStats::default(),
