@@ -8,7 +8,9 @@
 //! * [`bitfield`]: which pieces a peer has, with the BEP 3 wire layout;
 //! * [`wire`]: the BEP 3 peer wire messages with their real sizes (68-byte
 //!   handshake, 4-byte length prefix, `piece` = 13 + block bytes), encoded and
-//!   decoded;
+//!   decoded (the Fast Extension's of BEP 6 too);
+//! * [`fast`]: the Fast Extension's allowed-fast set (BEP 6, as libtorrent
+//!   computes it), over [`sha1`];
 //! * [`rate`]: mainline's 20 s decaying rate estimator;
 //! * [`choker`]: mainline 4.0.x's leecher and seed choking, behind a trait;
 //! * [`picker`]: mainline 4.0.x's piece picker (strict priority, random first,
@@ -28,10 +30,12 @@ pub mod bitfield;
 pub mod choker;
 pub mod client;
 pub mod dial;
+pub mod fast;
 pub mod limiter;
 pub mod picker;
 pub mod pipeline;
 pub mod rate;
+pub mod sha1;
 pub mod torrent;
 pub mod tracker;
 pub mod wire;

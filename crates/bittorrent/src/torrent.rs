@@ -46,6 +46,9 @@ pub struct Torrent {
     pub length: u64,
     /// Bytes per piece (a power of two in practice; mainline 4.0.x: 256 KiB).
     pub piece_length: u32,
+    /// The info hash the handshake carries, and which the Fast Extension's
+    /// allowed-fast set hashes (zero unless set: the model has no metainfo).
+    pub info_hash: [u8; 20],
 }
 
 impl Torrent {
@@ -53,7 +56,12 @@ impl Torrent {
     /// If `length` or `piece_length` is zero.
     pub fn new(length: u64, piece_length: u32) -> Self {
         assert!(length > 0 && piece_length > 0, "a torrent has content and pieces");
-        Torrent { length, piece_length }
+        Torrent { length, piece_length, info_hash: [0; 20] }
+    }
+
+    /// The same torrent with this info hash.
+    pub fn with_info_hash(self, info_hash: [u8; 20]) -> Self {
+        Torrent { info_hash, ..self }
     }
 
     /// A torrent of `length` bytes in pieces of `piece_length` bytes, if both

@@ -2,16 +2,25 @@
 //! 4-byte big-endian length prefix and a 1-byte id. Sizes are the real ones
 //! (a `piece` message carrying a 16 KiB block is 16 397 bytes); block payloads
 //! are never stored, only their lengths.
+//!
+//! The Fast Extension (BEP 6) adds five messages (`suggest_piece` 13,
+//! `have_all` 14, `have_none` 15, `reject_request` 16, `allowed_fast` 17),
+//! used on a connection only when both handshakes set its reserved bit
+//! ([`FAST_BIT`] of `reserved[7]`).
 
 /// Bytes of the handshake: pstrlen (1), "BitTorrent protocol" (19), reserved
 /// (8), info_hash (20), peer_id (20).
 pub const HANDSHAKE_LEN: u32 = 68;
 /// The protocol string of the handshake.
 pub const PSTR: &[u8; 19] = b"BitTorrent protocol";
+/// The Fast Extension's bit of the handshake's last reserved byte (BEP 6:
+/// `reserved[7] |= 0x04`).
+pub const FAST_BIT: u8 = 0x04;
 /// Largest message length mainline 4.0.x accepts (`2**23`).
 pub const MAX_MESSAGE_LEN: u32 = 1 << 23;
 
-/// One peer wire message (BEP 3, plus `port` of BEP 5).
+/// One peer wire message (BEP 3, plus `port` of BEP 5 and the Fast
+/// Extension's of BEP 6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Message {
     KeepAlive,
@@ -45,6 +54,25 @@ pub enum Message {
     Port {
         port: u16,
     },
+    /// BEP 6: the sender suggests this piece (not sent by the model).
+    SuggestPiece {
+        piece: u32,
+    },
+    /// BEP 6: the sender has every piece (in place of a bitfield).
+    HaveAll,
+    /// BEP 6: the sender has no piece (in place of a bitfield).
+    HaveNone,
+    /// BEP 6: the sender will not serve this request.
+    RejectRequest {
+        piece: u32,
+        begin: u32,
+        length: u32,
+    },
+    /// BEP 6: the sender serves requests for this piece even while it
+    /// chokes the receiver.
+    AllowedFast {
+        piece: u32,
+    },
 }
 
 impl Message {
@@ -62,6 +90,11 @@ impl Message {
             Message::Piece { .. } => 7,
             Message::Cancel { .. } => 8,
             Message::Port { .. } => 9,
+            Message::SuggestPiece { .. } => 13,
+            Message::HaveAll => 14,
+            Message::HaveNone => 15,
+            Message::RejectRequest { .. } => 16,
+            Message::AllowedFast { .. } => 17,
         })
     }
 
@@ -69,10 +102,15 @@ impl Message {
     pub fn length_prefix(&self) -> u32 {
         match self {
             Message::KeepAlive => 0,
-            Message::Choke | Message::Unchoke | Message::Interested | Message::NotInterested => 1,
-            Message::Have { .. } => 5,
+            Message::Choke
+            | Message::Unchoke
+            | Message::Interested
+            | Message::NotInterested
+            | Message::HaveAll
+            | Message::HaveNone => 1,
+            Message::Have { .. } | Message::SuggestPiece { .. } | Message::AllowedFast { .. } => 5,
             Message::Bitfield { bytes } => 1 + bytes,
-            Message::Request { .. } | Message::Cancel { .. } => 13,
+            Message::Request { .. } | Message::Cancel { .. } | Message::RejectRequest { .. } => 13,
             Message::Piece { length, .. } => 9 + length,
             Message::Port { .. } => 3,
         }
@@ -91,8 +129,12 @@ impl Message {
             out.push(id);
         }
         match *self {
-            Message::Have { piece } => out.extend(piece.to_be_bytes()),
-            Message::Request { piece, begin, length } | Message::Cancel { piece, begin, length } => {
+            Message::Have { piece } | Message::SuggestPiece { piece } | Message::AllowedFast { piece } => {
+                out.extend(piece.to_be_bytes())
+            }
+            Message::Request { piece, begin, length }
+            | Message::Cancel { piece, begin, length }
+            | Message::RejectRequest { piece, begin, length } => {
                 out.extend(piece.to_be_bytes());
                 out.extend(begin.to_be_bytes());
                 out.extend(length.to_be_bytes());
@@ -135,20 +177,27 @@ impl Message {
             1 => fixed(1).map(|_| Message::Unchoke)?,
             2 => fixed(1).map(|_| Message::Interested)?,
             3 => fixed(1).map(|_| Message::NotInterested)?,
-            4 => {
+            4 | 13 | 17 => {
                 fixed(5)?;
                 need(4)?;
-                Message::Have { piece: be32(5) }
+                let piece = be32(5);
+                match id {
+                    4 => Message::Have { piece },
+                    13 => Message::SuggestPiece { piece },
+                    _ => Message::AllowedFast { piece },
+                }
             }
+            14 => fixed(1).map(|_| Message::HaveAll)?,
+            15 => fixed(1).map(|_| Message::HaveNone)?,
             5 => Message::Bitfield { bytes: len - 1 },
-            6 | 8 => {
+            6 | 8 | 16 => {
                 fixed(13)?;
                 need(12)?;
                 let (piece, begin, length) = (be32(5), be32(9), be32(13));
-                if id == 6 {
-                    Message::Request { piece, begin, length }
-                } else {
-                    Message::Cancel { piece, begin, length }
+                match id {
+                    6 => Message::Request { piece, begin, length },
+                    8 => Message::Cancel { piece, begin, length },
+                    _ => Message::RejectRequest { piece, begin, length },
                 }
             }
             7 => {
@@ -168,11 +217,15 @@ impl Message {
     }
 }
 
-/// The 68-byte handshake with the given info hash and peer id (reserved bytes zero).
-pub fn handshake(info_hash: &[u8; 20], peer_id: &[u8; 20]) -> [u8; 68] {
+/// The 68-byte handshake with the given info hash and peer id; its reserved
+/// bytes are zero but for the Fast Extension's bit when `fast`.
+pub fn handshake(info_hash: &[u8; 20], peer_id: &[u8; 20], fast: bool) -> [u8; 68] {
     let mut h = [0u8; 68];
     h[0] = 19;
     h[1..20].copy_from_slice(PSTR);
+    if fast {
+        h[20 + 7] |= FAST_BIT;
+    }
     h[28..48].copy_from_slice(info_hash);
     h[48..68].copy_from_slice(peer_id);
     h
@@ -199,7 +252,36 @@ mod tests {
         for (m, len) in sizes {
             assert_eq!(m.wire_len(), len, "{m:?}");
         }
-        assert_eq!(handshake(&[1; 20], &[2; 20]).len() as u32, HANDSHAKE_LEN);
+        assert_eq!(handshake(&[1; 20], &[2; 20], false).len() as u32, HANDSHAKE_LEN);
+    }
+
+    #[test]
+    fn fast_extension_messages_have_the_ids_and_sizes_of_bep_6() {
+        let fast = [
+            (Message::SuggestPiece { piece: 3 }, 13, 9),
+            (Message::HaveAll, 14, 5),
+            (Message::HaveNone, 15, 5),
+            (Message::RejectRequest { piece: 1, begin: 0, length: BLOCK }, 16, 17),
+            (Message::AllowedFast { piece: 1059 }, 17, 9),
+        ];
+        for (m, id, len) in fast {
+            assert_eq!((m.id(), m.wire_len()), (Some(id), len), "{m:?}");
+            assert_eq!(m.encode_header().len() as u32, len, "no payload after the header: {m:?}");
+        }
+        assert_eq!(
+            Message::AllowedFast { piece: 1059 }.encode_header(),
+            [0, 0, 0, 5, 17, 0, 0, 0x04, 0x23],
+            "length 5, id 17, piece 1059"
+        );
+    }
+
+    #[test]
+    fn the_handshake_sets_the_fast_extension_bit_of_the_last_reserved_byte_only_when_asked() {
+        let plain = handshake(&[1; 20], &[2; 20], false);
+        let fast = handshake(&[1; 20], &[2; 20], true);
+        assert_eq!(&plain[20..28], &[0; 8]);
+        assert_eq!(&fast[20..28], &[0, 0, 0, 0, 0, 0, 0, 0x04]);
+        assert_eq!((&plain[..20], &plain[28..]), (&fast[..20], &fast[28..]));
     }
 
     #[test]
@@ -216,6 +298,11 @@ mod tests {
             Message::Piece { piece: 3, begin: 16384, length: BLOCK },
             Message::Cancel { piece: 3, begin: 0, length: BLOCK },
             Message::Port { port: 6881 },
+            Message::SuggestPiece { piece: 12 },
+            Message::HaveAll,
+            Message::HaveNone,
+            Message::RejectRequest { piece: 3, begin: 16384, length: BLOCK },
+            Message::AllowedFast { piece: 431 },
         ] {
             assert_eq!(Message::decode(&m.encode_header()), Ok(m));
         }
@@ -227,7 +314,9 @@ mod tests {
         assert!(Message::decode(&[0, 0, 0, 1, 42]).unwrap_err().contains("unknown message id 42"));
         assert!(Message::decode(&[0x01, 0, 0, 0, 7]).unwrap_err().contains("2^23"));
         assert!(Message::decode(&[0, 0, 0, 5, 4, 0]).unwrap_err().contains("truncated"));
-        let h = handshake(&[9; 20], &[8; 20]);
+        assert!(Message::decode(&[0, 0, 0, 2, 14, 0]).unwrap_err().contains("expected 1"));
+        assert!(Message::decode(&[0, 0, 0, 5, 16, 0, 0, 0, 1]).unwrap_err().contains("expected 13"));
+        let h = handshake(&[9; 20], &[8; 20], false);
         assert_eq!((h[0], &h[1..20]), (19, &PSTR[..]));
     }
 }

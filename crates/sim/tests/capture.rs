@@ -152,3 +152,41 @@ fn a_snap_length_keeps_that_many_bytes_of_each_packet_and_the_original_length() 
     }
     assert!(b.iter().any(|p| p.1.len() == 96 && p.2 > 96), "some packets were cut");
 }
+
+#[test]
+fn libtorrent_peers_capture_the_fast_extension_bit_have_all_have_none_and_allowed_fast_with_real_bytes() {
+    // The mixed swarm with every peer on libtorrent over TCP.
+    let toml = mixed()
+        .replace("role = \"seed\"\n", "role = \"seed\"\nclient = \"libtorrent\"\n")
+        .replace("role = \"leecher\"\n", "role = \"leecher\"\nclient = \"libtorrent\"\n")
+        .replace("transport = \"utp\"", "transport = \"tcp\"");
+    let sc: SwarmScenario = common::swarm_from_toml(&format!("{toml}[capture]\npeers = [0, 1, 2]\n"), "lt.toml");
+    let out = run_swarm(&sc, &mut |_| {});
+    let pstr = b"\x13BitTorrent protocol";
+    let has = |p: &[u8], pat: &[u8]| p.windows(pat.len()).any(|w| w == pat);
+    // Per peer, what it sent: handshakes (all with the bit), have_all,
+    // have_none, allowed_fast.
+    for peer in 0..3u32 {
+        let ps = packets(file(&out, &format!("peer-{peer}.pcapng")), peer, 262_144);
+        let (mut handshakes, mut have_all, mut have_none, mut allowed_fast) = (0, false, false, false);
+        for (_, d, _, _) in ps.iter().filter(|p| p.3 == pcapng::OUTBOUND) {
+            assert_eq!(d[9], 6, "TCP only");
+            let payload = &d[20 + (d[32] >> 4) as usize * 4..];
+            if payload.starts_with(pstr) {
+                handshakes += 1;
+                assert_eq!(&payload[20..28], &[0, 0, 0, 0, 0, 0, 0, 0x04], "reserved[7] |= 0x04 (BEP 6)");
+                assert_eq!(&payload[28..48], &sc.torrent.info_hash);
+            }
+            have_all |= has(payload, &[0, 0, 0, 1, 14]);
+            have_none |= has(payload, &[0, 0, 0, 1, 15]);
+            allowed_fast |= has(payload, &[0, 0, 0, 5, 17]);
+        }
+        assert!(handshakes >= 2, "peer {peer}: {handshakes} handshakes");
+        if peer == 0 {
+            assert!(have_all && !have_none, "the seed says have_all");
+        } else {
+            assert!(have_none, "leecher {peer} starts with have_none");
+        }
+        assert!(allowed_fast, "peer {peer} offers allowed-fast pieces");
+    }
+}

@@ -191,6 +191,8 @@ def _client_settings(file: str, where: str, c: dict[str, Any], client: str, utp:
     s["connections_limit"] = int(max(initiate, allow_in))
     if "pipeline" in c and c["pipeline"] != "libtorrent":
         ignored.append(f"{where}.pipeline: libtorrent's request queue")
+    if c.get("fast_extension") is False:
+        ignored.append(f"{where}.fast_extension: libtorrent always speaks the Fast Extension (BEP 6)")
     return s
 
 

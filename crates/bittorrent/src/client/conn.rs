@@ -15,8 +15,9 @@ use crate::wire::{Message, HANDSHAKE_LEN};
 /// What a connection's byte stream carries, frame by frame.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Frame {
-    /// The 68-byte BEP 3 handshake.
-    Handshake,
+    /// The 68-byte BEP 3 handshake; `fast`: its reserved bit of the Fast
+    /// Extension (BEP 6) is set.
+    Handshake { fast: bool },
     /// A `bitfield` message and the pieces it says the sender has (the one
     /// message whose content the simulation needs; block payloads are lengths).
     Bitfield(Box<Bitfield>),
@@ -28,7 +29,7 @@ impl Frame {
     /// Bytes of the frame on the wire.
     pub fn wire_len(&self) -> u32 {
         match self {
-            Frame::Handshake => HANDSHAKE_LEN,
+            Frame::Handshake { .. } => HANDSHAKE_LEN,
             Frame::Bitfield(b) => 5 + b.wire_len(),
             Frame::Msg(m) => m.wire_len(),
         }
@@ -101,6 +102,35 @@ pub struct PeerConn {
     /// libtorrent's request queue of this connection (read only with
     /// `Pipeline::Libtorrent`).
     pub queue: RequestQueue,
+    /// The Fast Extension's state, when both handshakes announced it (BEP 6).
+    pub fast: Option<Box<FastConn>>,
+}
+
+/// One connection's Fast Extension state (BEP 6, as libtorrent keeps it).
+#[derive(Clone, Debug, Default)]
+pub struct FastConn {
+    /// The remote's address as this client sees it (the allowed-fast set
+    /// hashes it); `None`: unknown, so no set is offered.
+    pub address: Option<[u8; 4]>,
+    /// The allowed-fast set went out (on the remote's first `interested`).
+    pub sent_set: bool,
+    /// Upload side: the pieces offered to the remote as allowed fast, each
+    /// with the requests for it accepted (libtorrent `m_accept_fast`,
+    /// `m_accept_fast_piece_cnt`).
+    pub offered: Vec<(u32, u32)>,
+    /// When we last choked the remote (libtorrent `m_last_choke`; the
+    /// connection's opening at first).
+    pub last_choke: Time,
+    /// Download side: the pieces the remote lets us request while it chokes
+    /// us (libtorrent `m_allowed_fast`).
+    pub allowed: Vec<u32>,
+}
+
+impl FastConn {
+    /// Whether requests for `piece` are served while we choke the remote.
+    pub fn offers(&self, piece: u32) -> bool {
+        self.offered.iter().any(|&(p, _)| p == piece)
+    }
 }
 
 impl PeerConn {
@@ -126,6 +156,7 @@ impl PeerConn {
             up_rate: RateMeasure::new(now),
             queue: RequestQueue::default(),
             opened: now,
+            fast: None,
         }
     }
 
@@ -135,8 +166,19 @@ impl PeerConn {
     }
 
     /// Something to upload: a piece message under way, requests while
-    /// unchoked, or control messages waiting for the limiter.
+    /// unchoked (with the Fast Extension, also while choked: the requests
+    /// kept then are for allowed-fast pieces), or control messages waiting
+    /// for the limiter.
     pub fn has_upload_work(&self) -> bool {
-        self.partial_left > 0 || (!self.am_choking && !self.queued.is_empty()) || !self.outq.is_empty()
+        self.partial_left > 0
+            || (!self.queued.is_empty() && (!self.am_choking || self.fast.is_some()))
+            || !self.outq.is_empty()
+    }
+
+    /// Whether the queued request for `block` is served now: we unchoke the
+    /// remote, or its piece is one we offered as allowed fast.
+    #[inline]
+    pub fn serves(&self, (piece, _): BlockRef) -> bool {
+        !self.am_choking || self.fast.as_ref().is_some_and(|f| f.offers(piece))
     }
 }

@@ -132,9 +132,11 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         let c = self.conn(slot);
         c.stage = Stage::Handshaking;
         let link = c.link;
-        io.frame(link, super::Frame::Handshake);
-        io.write(link, super::Frame::Handshake.wire_len());
-        self.limiter.transceived(slot, super::Frame::Handshake.wire_len());
+        let hs = super::Frame::Handshake { fast: self.cfg.fast_extension };
+        let len = hs.wire_len();
+        io.frame(link, hs);
+        io.write(link, len);
+        self.limiter.transceived(slot, len);
     }
 
     /// The connection on `slot` is gone (reset, refused, or closed by the

@@ -53,6 +53,9 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         if want && !self.cref(slot).am_interested {
             self.set_interested(slot, true, io);
         }
+        if self.cfg.fast_extension {
+            self.request_allowed_fast(now, slot, io);
+        }
     }
 
     /// Mainline `got_have`: a HAVE for a piece with blocks to request makes
@@ -78,8 +81,13 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         } else if self.picker.has_free_blocks(piece) {
             if !self.cref(slot).remote_choking {
                 self.request_more(now, slot, Some(&[piece]), io);
-            } else if !self.cref(slot).am_interested {
-                self.set_interested(slot, true, io);
+            } else {
+                if !self.cref(slot).am_interested {
+                    self.set_interested(slot, true, io);
+                }
+                if self.cfg.fast_extension {
+                    self.request_allowed_fast(now, slot, io);
+                }
             }
         }
     }
@@ -124,6 +132,9 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         // A remote that unchokes us is ready and in `unchoking`: no need to
         // read the connection's flags.
         if self.left || !self.unchoking.contains(slot) {
+            if self.cfg.fast_extension && only.is_none() {
+                self.request_allowed_fast(now, slot, io);
+            }
             return;
         }
         let Some(backlog) = self.room(now, slot) else { return };
@@ -155,7 +166,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
                 return false;
             }
         }
-        self.fill(now, slot, only, backlog, io);
+        self.fill(now, slot, only, None, backlog, io);
         true
     }
 
@@ -196,16 +207,27 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
 
     /// The refill of [`Client::request_more`], once the pipeline has room
     /// for `backlog` requests and (with `only`) the remote has one of those
-    /// pieces with blocks to request.
-    fn fill(&mut self, now: Time, slot: u32, only: Option<&[u32]>, backlog: usize, io: &mut dyn Io) {
+    /// pieces with blocks to request. With `allowed` (a remote that chokes
+    /// us, Fast Extension), pieces are picked among those only, and running
+    /// out of them says nothing of our interest.
+    pub(super) fn fill(
+        &mut self,
+        now: Time,
+        slot: u32,
+        only: Option<&[u32]>,
+        allowed: Option<&Bitfield>,
+        backlog: usize,
+        io: &mut dyn Io,
+    ) {
         let pipeline = self.cfg.pipeline;
         let cap = (pipeline.inner_cap(backlog as u32) as usize).max(backlog);
         let mut lost = std::mem::take(&mut self.lost_interests);
         lost.clear();
         while self.conn(slot).active.len() < backlog {
-            let piece = match only {
-                None => self.picker.pick(&self.conns[slot as usize].as_ref().expect("a live slot").have),
-                Some(pieces) => self.first_offered(slot, pieces),
+            let piece = match (only, allowed) {
+                (_, Some(mask)) => self.picker.pick(mask),
+                (None, None) => self.picker.pick(&self.conns[slot as usize].as_ref().expect("a live slot").have),
+                (Some(pieces), None) => self.first_offered(slot, pieces),
             };
             let Some(piece) = piece else { break };
             if !self.cref(slot).am_interested {
@@ -228,7 +250,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             }
         }
         let c = self.cref(slot);
-        if c.active.is_empty() && c.am_interested {
+        if allowed.is_none() && c.active.is_empty() && c.am_interested {
             self.set_interested(slot, false, io);
         }
         if !lost.is_empty() {
@@ -249,8 +271,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     fn recheck_interest(&mut self, lost: &[u32], io: &mut dyn Io) {
         // Candidates from the dense flags and holders: interested, and with
         // a lost piece. A remote that chokes us has no requests of ours
-        // (dropped with the choke), so only the others' request lists are
-        // read. Their lines are asked for before the first is read.
+        // (dropped with the choke) unless both speak the Fast Extension.
         let mut slots = std::mem::take(&mut self.recheck);
         slots.clear();
         for slot in 0..self.rows.len() as u32 {
@@ -262,8 +283,11 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         }
         for &slot in &slots {
             let c = self.cref(slot);
-            debug_assert!(self.unchoking.contains(slot) || c.active.is_empty(), "a choke drops our requests");
-            if self.unchoking.contains(slot) && !c.active.is_empty() {
+            debug_assert!(
+                self.unchoking.contains(slot) || c.active.is_empty() || c.fast.is_some(),
+                "a choke drops our requests"
+            );
+            if !c.active.is_empty() {
                 continue;
             }
             if c.example_interest != NO_PIECE && self.picker.has_free_blocks(c.example_interest) {

@@ -90,6 +90,13 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
                 let Some(i) = c.active.iter().position(|&x| x == block) else { continue };
                 c.active.remove(i);
                 self.send(s, Message::Cancel { piece, begin: b * BLOCK, length }, io);
+            } else if c.fast.is_some() {
+                // Fast Extension: a remote that chokes us may still have it
+                // asked of it (an allowed-fast piece, or not rejected yet).
+                if let Some(i) = c.active.iter().position(|&x| x == block) {
+                    c.active.remove(i);
+                    self.send(s, Message::Cancel { piece, begin: b * BLOCK, length }, io);
+                }
             }
             self.fix_end_game(now, s, io);
         }

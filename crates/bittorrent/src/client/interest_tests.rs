@@ -15,7 +15,7 @@ fn leecher_with(pieces: u32, remotes: &[Bitfield]) -> (Net, usize, Vec<(u32, u32
     let mut ends = vec![];
     for (i, b) in remotes.iter().enumerate() {
         let (link, slot) = net.accept_from(l, 9 + i as u32);
-        net.inject(l, slot, Frame::Handshake);
+        net.inject(l, slot, Frame::Handshake { fast: false });
         if b.count() > 0 {
             net.inject(l, slot, Frame::Bitfield(Box::new(b.clone())));
         }
@@ -46,7 +46,7 @@ fn a_choke_makes_a_choking_peer_that_has_a_lost_piece_interesting() {
     net.send(l, a, Message::Unchoke);
     let p = requested(&net.io(l).msgs(la))[0].0;
     let (lc, c) = net.accept_from(l, 20);
-    net.inject(l, c, Frame::Handshake);
+    net.inject(l, c, Frame::Handshake { fast: false });
     net.send(l, c, Message::Have { piece: p });
     assert!(net.io(l).msgs(lc).is_empty(), "all of p is asked of a");
     net.send(l, a, Message::Choke);
@@ -62,7 +62,7 @@ fn a_choke_asks_the_peers_that_unchoke_us_for_the_lost_pieces_before_any_choking
     let p = requested(&net.io(l).msgs(la))[0].0;
     let remote = |net: &mut Net, id: u32| {
         let (link, slot) = net.accept_from(l, id);
-        net.inject(l, slot, Frame::Handshake);
+        net.inject(l, slot, Frame::Handshake { fast: false });
         net.send(l, slot, Message::Have { piece: p });
         (link, slot)
     };
@@ -108,7 +108,7 @@ fn a_choke_offers_the_lost_pieces_in_the_order_they_were_requested() {
     let l = net.add(cfg, &Torrent::new(8 * 32_768, 32_768), false);
     net.start(l);
     let (la, a) = net.accept_from(l, 9);
-    net.inject(l, a, Frame::Handshake);
+    net.inject(l, a, Frame::Handshake { fast: false });
     net.inject(l, a, Frame::Bitfield(Box::new(Bitfield::full(8))));
     net.send(l, a, Message::Unchoke);
     let asked = requested(&net.io(l).msgs(la));
@@ -116,7 +116,7 @@ fn a_choke_offers_the_lost_pieces_in_the_order_they_were_requested() {
     assert_eq!(asked, vec![(p, 0), (p, 1), (q, 0), (q, 1)]);
     net.send(l, a, piece(p, 0));
     let (lc, c) = net.accept_from(l, 10);
-    net.inject(l, c, Frame::Handshake);
+    net.inject(l, c, Frame::Handshake { fast: false });
     let mut pq = Bitfield::new(8);
     pq.set(p);
     pq.set(q);

@@ -48,7 +48,7 @@ fn leecher(pieces: u32, seeds: u32) -> (Client, Requests, Vec<u32>) {
     let mut slots = Vec::new();
     for link in 1..=seeds {
         let slot = c.accept(Time::ZERO, 10 + link, link, Transport::Utp, &mut io).expect("accepted");
-        c.on_frame(Time::ZERO, slot, Frame::Handshake, &mut io);
+        c.on_frame(Time::ZERO, slot, Frame::Handshake { fast: false }, &mut io);
         c.on_frame(Time::ZERO, slot, Frame::Bitfield(Box::new(Bitfield::full(pieces))), &mut io);
         c.on_frame(Time::ZERO, slot, Frame::Msg(Message::Unchoke), &mut io);
         slots.push(slot);
@@ -116,7 +116,7 @@ fn peer_proportional_throttles_tcp_uploads_only_while_a_utp_peer_is_uploading_to
     let class_rate = |c: &Client| c.limiter().class_rate();
     let join = |c: &mut Client, io: &mut Requests, link: u32, t: Transport| {
         let slot = c.accept(Time::ZERO, link, link, t, io).expect("accepted");
-        c.on_frame(Time::ZERO, slot, Frame::Handshake, io);
+        c.on_frame(Time::ZERO, slot, Frame::Handshake { fast: false }, io);
         c.on_frame(Time::ZERO, slot, Frame::Msg(Message::Interested), io);
         c.on_frame(Time::ZERO, slot, Frame::Msg(Message::Request { piece: 0, begin: 0, length: BLOCK }), io);
     };
@@ -141,7 +141,7 @@ fn the_2_0_rule_throttles_tcp_only_with_five_peers_waiting_on_full_sockets() {
     seed.start(Time::ZERO, &mut io);
     let join = |c: &mut Client, io: &mut Requests, link: u32, t: Transport| {
         let slot = c.accept(Time::ZERO, link, link, t, io).expect("accepted");
-        c.on_frame(Time::ZERO, slot, Frame::Handshake, io);
+        c.on_frame(Time::ZERO, slot, Frame::Handshake { fast: false }, io);
         c.on_frame(Time::ZERO, slot, Frame::Msg(Message::Interested), io);
         c.on_frame(Time::ZERO, slot, Frame::Msg(Message::Request { piece: 0, begin: 0, length: BLOCK }), io);
     };
@@ -192,7 +192,7 @@ fn a_libtorrent_seed_with_an_upload_limit_writes_blocks_only_at_500_ms_ticks_fro
     let mut io = Writes { now: start, ..Writes::default() };
     seed.start(start, &mut io);
     let slot = seed.accept(start, 1, 1, Transport::Utp, &mut io).expect("accepted");
-    seed.on_frame(start, slot, Frame::Handshake, &mut io);
+    seed.on_frame(start, slot, Frame::Handshake { fast: false }, &mut io);
     seed.on_frame(start, slot, Frame::Msg(Message::Interested), &mut io);
     for block in 0..16 {
         let m = Message::Request { piece: 0, begin: block * BLOCK, length: BLOCK };
@@ -213,6 +213,7 @@ fn a_libtorrent_seed_with_an_upload_limit_writes_blocks_only_at_500_ms_ticks_fro
 
 /// A libtorrent leecher held to 1 kB/s of upload, with or without
 /// `rate_limit_ip_overhead`, connected on link 1 to a seed that unchokes it.
+/// (The seed announces no Fast Extension: its bitfield and unchoke are BEP 3's.)
 fn limited_leecher(ip_overhead: bool) -> (Client, Requests) {
     let torrent = Torrent::new(8 * 262_144, 262_144);
     let rng = |k: u64| EntityRng::new(3, EntityId(k));
@@ -222,7 +223,7 @@ fn limited_leecher(ip_overhead: bool) -> (Client, Requests) {
     let mut io = Requests::default();
     c.start(Time::ZERO, &mut io);
     let slot = c.accept(Time::ZERO, 11, 1, Transport::Utp, &mut io).expect("accepted");
-    c.on_frame(Time::ZERO, slot, Frame::Handshake, &mut io);
+    c.on_frame(Time::ZERO, slot, Frame::Handshake { fast: false }, &mut io);
     c.on_frame(Time::ZERO, slot, Frame::Bitfield(Box::new(Bitfield::full(8))), &mut io);
     c.on_frame(Time::ZERO, slot, Frame::Msg(Message::Unchoke), &mut io);
     (c, io)

@@ -12,12 +12,15 @@
 //! every connection, dense), `upload` (requests served, choking, the
 //! rate-limited writer), `download` (interest, requests made, pieces),
 //! `endgame` (the last blocks asked of everyone, with cancels), `holders`
-//! (which remotes have each piece, dense).
+//! (which remotes have each piece, dense), `fast` (the Fast Extension of
+//! BEP 6: `have_all`/`have_none`, allowed-fast pieces served and requested
+//! while choked, rejected requests).
 
 pub mod conn;
 mod connect;
 mod download;
 mod endgame;
+mod fast;
 mod holders;
 mod rows;
 mod slot_set;
@@ -43,7 +46,7 @@ use crate::torrent::Torrent;
 use crate::tracker::{AnnounceEvent, AnnounceSchedule};
 use crate::wire::Message;
 use conn::BlockRef;
-pub use conn::{Frame, PeerConn, Stage};
+pub use conn::{FastConn, Frame, PeerConn, Stage};
 use slot_set::SlotSet;
 
 /// Client settings (mainline 4.0.x defaults from [`ClientConfig::mainline`]).
@@ -83,6 +86,12 @@ pub struct ClientConfig {
     /// estimated IP overhead of every read and write, and every write
     /// (control messages too) waits for its quota. Mainline: off.
     pub rate_limit_ip_overhead: bool,
+    /// The Fast Extension (BEP 6): announced in the handshake and used with
+    /// a remote that announces it too (libtorrent; mainline 4.0.x has none).
+    pub fast_extension: bool,
+    /// Pieces offered as allowed fast to a remote when it first says it is
+    /// interested (libtorrent `allowed_fast_set_size`, 5; 0: none).
+    pub allowed_fast_set_size: u32,
 }
 
 impl ClientConfig {
@@ -105,6 +114,8 @@ impl ClientConfig {
             mixed_mode: None,
             limiter: LimiterKind::Mainline,
             rate_limit_ip_overhead: false,
+            fast_extension: false,
+            allowed_fast_set_size: 0,
         }
     }
 
@@ -117,7 +128,8 @@ impl ClientConfig {
     /// uTP dialled first with TCP after a failed uTP connect, TCP uploads
     /// throttled beside uploading uTP peers (`peer_proportional`), upload
     /// quota handed out in 500 ms ticks (its bandwidth manager), the
-    /// estimated IP overhead charged to it (`rate_limit_ip_overhead`).
+    /// estimated IP overhead charged to it (`rate_limit_ip_overhead`), and
+    /// the Fast Extension with allowed-fast sets of 5 pieces.
     pub fn libtorrent(upload_rate: Option<f64>) -> Self {
         ClientConfig {
             upload_rate,
@@ -135,6 +147,8 @@ impl ClientConfig {
             mixed_mode: Some(MixedMode::PeerProportional(Series::V1_2)),
             limiter: LimiterKind::Libtorrent,
             rate_limit_ip_overhead: true,
+            fast_extension: true,
+            allowed_fast_set_size: 5,
         }
     }
 }
@@ -170,6 +184,13 @@ pub trait Io {
     fn close(&mut self, link: u32);
     fn announce(&mut self, event: AnnounceEvent, numwant: u32);
     fn note(&mut self, note: Note);
+    /// The IPv4 address this client sees for peer `remote`, which the Fast
+    /// Extension's allowed-fast set hashes; `None` (the default): unknown,
+    /// and no set is offered.
+    fn address(&self, remote: u32) -> Option<[u8; 4]> {
+        let _ = remote;
+        None
+    }
 }
 
 /// Counters of one client.
@@ -192,8 +213,15 @@ pub struct ClientStats {
     pub connections_refused: u64,
     /// uTP dials that failed and were followed by a TCP one (libtorrent).
     pub fallbacks: u64,
-    /// Requests that arrived while we choked the peer (ignored).
+    /// Requests that arrived while we choked the peer (ignored; with the
+    /// Fast Extension, rejected unless for an allowed-fast piece).
     pub requests_while_choked: u64,
+    /// Fast Extension: `allowed_fast` messages sent, requests served while
+    /// choking the remote, and `reject_request` messages sent and received.
+    pub allowed_fast_sent: u64,
+    pub fast_requests_served: u64,
+    pub rejects_sent: u64,
+    pub rejects_received: u64,
 }
 
 /// One peer's BitTorrent client, with its piece picker, choker and upload
@@ -254,6 +282,9 @@ pub struct Client<P = PiecePicker, C = AnyChoker, L = AnyLimiter> {
     /// `let_go` scratch: the slots whose remote has a lost piece with blocks
     /// to request.
     offered: SlotSet,
+    /// `request_allowed_fast` scratch: a remote's allowed-fast pieces to
+    /// pick from (empty until first needed, and cleared after each use).
+    fast_mask: crate::bitfield::Bitfield,
     /// Rechoke scratch: the views and the choker's decisions.
     views: Vec<PeerView>,
     decisions: Vec<Decision>,
@@ -332,6 +363,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             slots: Vec::new(),
             backlogs: Vec::new(),
             offered: SlotSet::default(),
+            fast_mask: crate::bitfield::Bitfield::new(0),
             views: Vec::new(),
             decisions: Vec::new(),
             now: Time::ZERO,
@@ -493,13 +525,21 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         self.now = now;
         self.limiter.transceived(slot, frame.wire_len());
         match frame {
-            Frame::Handshake => {
+            Frame::Handshake { fast } => {
+                let ours = self.cfg.fast_extension;
                 let c = self.conn(slot);
+                if ours && fast {
+                    // BEP 6: both ends announced the extension.
+                    let address = io.address(c.remote);
+                    c.fast = Some(Box::new(FastConn { address, last_choke: c.opened, ..FastConn::default() }));
+                }
                 if !c.initiator {
                     let link = c.link;
-                    io.frame(link, Frame::Handshake);
-                    io.write(link, Frame::Handshake.wire_len());
-                    self.limiter.transceived(slot, Frame::Handshake.wire_len());
+                    let hs = Frame::Handshake { fast: ours };
+                    let len = hs.wire_len();
+                    io.frame(link, hs);
+                    io.write(link, len);
+                    self.limiter.transceived(slot, len);
                     self.announces.got_incoming();
                 }
                 self.ready(now, slot, io);
@@ -515,7 +555,14 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         let link = c.link;
         self.rows.set(slot, rows::READY, true);
         self.rows.got_piece(slot, now); // snubbing counts from the handshake
-        if self.picker.have().count() > 0 {
+        let fast = self.cref(slot).fast.is_some();
+        let count = self.picker.have().count();
+        if fast && (count == 0 || self.is_seed()) {
+            // BEP 6: `have_all` or `have_none` in place of the bitfield.
+            let m = if count == 0 { Message::HaveNone } else { Message::HaveAll };
+            io.frame(link, Frame::Msg(m));
+            io.write(link, m.wire_len());
+        } else if count > 0 {
             let f = Frame::Bitfield(Box::new(self.picker.have().clone()));
             let len = f.wire_len();
             io.frame(link, f);
@@ -531,9 +578,15 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             Message::Choke => {
                 let c = self.conn(slot);
                 c.remote_choking = true;
-                let active = std::mem::take(&mut c.active);
-                self.unchoking.remove(slot);
-                self.let_go(now, &active, io);
+                if c.fast.is_some() {
+                    // BEP 6: a choke cancels nothing; the remote rejects
+                    // what it will not serve.
+                    self.unchoking.remove(slot);
+                } else {
+                    let active = std::mem::take(&mut c.active);
+                    self.unchoking.remove(slot);
+                    self.let_go(now, &active, io);
+                }
             }
             Message::Unchoke => {
                 let c = self.conn(slot);
@@ -548,6 +601,9 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
                 }
             }
             Message::Interested | Message::NotInterested => {
+                if m == Message::Interested && self.cfg.fast_extension {
+                    self.send_allowed_set(slot, io);
+                }
                 let c = self.conn(slot);
                 c.remote_interested = m == Message::Interested;
                 let (interested, choking) = (c.remote_interested, c.am_choking);
@@ -571,6 +627,11 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
                 let any = !c.queued.is_empty();
                 self.rows.set(slot, rows::REQUESTS, any);
             }
+            Message::HaveAll
+            | Message::HaveNone
+            | Message::AllowedFast { .. }
+            | Message::RejectRequest { .. }
+            | Message::SuggestPiece { .. } => self.on_fast_message(now, slot, m, io),
         }
     }
 
@@ -725,7 +786,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         self.views = views;
         for &d in &decisions {
             match d {
-                Decision::Choke(s) => self.choke(s, io),
+                Decision::Choke(s) => self.choke(now, s, io),
                 Decision::Unchoke(s) => self.unchoke(now, s, io),
             }
         }

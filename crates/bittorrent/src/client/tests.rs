@@ -152,6 +152,10 @@ impl Io for Rec {
     fn note(&mut self, note: Note) {
         self.notes.push(note);
     }
+    /// Peer `remote` is at 10.0.0.(remote + 1), the simulator's address plan.
+    fn address(&self, remote: u32) -> Option<[u8; 4]> {
+        Some([10, 0, 0, remote as u8 + 1])
+    }
 }
 
 struct Peer {
@@ -357,11 +361,14 @@ fn the_initiator_handshakes_the_acceptor_answers_with_handshake_and_bitfield_and
     net.settle();
     let down = net.links[&up].back;
     // Initiator: its 68-byte handshake, then (on the seed's bitfield) interested.
-    assert_eq!(net.io(l).frames_on(up), vec![(0, Frame::Handshake), (68, Frame::Msg(Message::Interested))]);
+    assert_eq!(
+        net.io(l).frames_on(up),
+        vec![(0, Frame::Handshake { fast: false }), (68, Frame::Msg(Message::Interested))]
+    );
     assert_eq!(net.io(l).sizes(up), vec![68, 5]);
     // Acceptor: its handshake, then a bitfield of 5 + ceil(20 / 8) bytes.
     let full = Frame::Bitfield(Box::new(Bitfield::full(20)));
-    assert_eq!(net.io(s).frames_on(down), vec![(0, Frame::Handshake), (68, full)]);
+    assert_eq!(net.io(s).frames_on(down), vec![(0, Frame::Handshake { fast: false }), (68, full)]);
     assert_eq!(net.io(s).sizes(down), vec![68, 8]);
     let (_, sc) = net.c(s).connections().next().unwrap();
     assert!(sc.ready() && sc.remote_interested && sc.am_choking && !sc.initiator);
@@ -443,7 +450,7 @@ fn a_choke_empties_the_request_queue_at_once_or_after_the_half_written_piece_and
     let (la, a) = net.accept_from(s, 8);
     let (lb, b) = net.accept_from(s, 9);
     for slot in [a, b] {
-        net.inject(s, slot, Frame::Handshake);
+        net.inject(s, slot, Frame::Handshake { fast: false });
         net.send(s, slot, Message::Interested);
     }
     net.run_until(secs(10.0));
@@ -509,9 +516,12 @@ fn a_choked_leecher_returns_its_requests_to_the_picker_and_asks_for_the_same_blo
     let l = net.add(mainline(), &four_pieces(), false);
     net.start(l);
     let (link, slot) = net.accept_from(l, 9);
-    net.inject(l, slot, Frame::Handshake);
+    net.inject(l, slot, Frame::Handshake { fast: false });
     net.inject(l, slot, Frame::Bitfield(Box::new(Bitfield::full(4))));
-    assert_eq!(net.io(l).frames_on(link), vec![(0, Frame::Handshake), (68, Frame::Msg(Message::Interested))]);
+    assert_eq!(
+        net.io(l).frames_on(link),
+        vec![(0, Frame::Handshake { fast: false }), (68, Frame::Msg(Message::Interested))]
+    );
     net.send(l, slot, Message::Unchoke);
     let first = requested(&net.io(l).msgs(link));
     let p = first[0].0;
@@ -543,10 +553,10 @@ fn a_completed_piece_sends_a_9_byte_have_to_every_peer_after_the_refill_and_the_
     let l = net.add(mainline(), &t, false);
     net.start(l);
     let (l9, a) = net.accept_from(l, 9);
-    net.inject(l, a, Frame::Handshake);
+    net.inject(l, a, Frame::Handshake { fast: false });
     net.inject(l, a, Frame::Bitfield(Box::new(Bitfield::full(2))));
     let (l8, b) = net.accept_from(l, 8);
-    net.inject(l, b, Frame::Handshake);
+    net.inject(l, b, Frame::Handshake { fast: false });
     net.send(l, a, Message::Unchoke);
     let reqs = requested(&net.io(l).msgs(l9));
     let (p, q) = (reqs[0].0, 1 - reqs[0].0);
@@ -658,14 +668,14 @@ fn a_peer_that_loses_interest_has_its_queued_requests_dropped_though_still_uncho
     let l = net.add(mainline(), &Torrent::new(2 * 32_768, 32_768), false);
     net.start(l);
     let (l9, a) = net.accept_from(l, 9);
-    net.inject(l, a, Frame::Handshake);
+    net.inject(l, a, Frame::Handshake { fast: false });
     net.inject(l, a, Frame::Bitfield(Box::new(Bitfield::full(2))));
     net.send(l, a, Message::Unchoke);
     let p = requested(&net.io(l).msgs(l9))[0].0;
     net.send(l, a, piece(p, 0));
     net.send(l, a, piece(p, 1));
     let (l8, b) = net.accept_from(l, 8);
-    net.inject(l, b, Frame::Handshake);
+    net.inject(l, b, Frame::Handshake { fast: false });
     net.send(l, b, Message::Interested);
     net.run_until(secs(10.0));
     assert_eq!(net.io(l).msgs(l8).last(), Some(&Message::Unchoke));
@@ -699,3 +709,6 @@ fn the_rechoke_rows_mirror_every_connection_and_time_the_last_block_from_the_han
 
 #[path = "interest_tests.rs"]
 mod interest;
+
+#[path = "fast_tests.rs"]
+mod fast;

@@ -3,6 +3,10 @@
 //! rate limiter hands out turns, and each turn writes up to so many bytes of
 //! the current piece message (a unit in mainline's limiter, the quota held
 //! in libtorrent's), followed by the control messages held back behind it.
+//!
+//! With the Fast Extension (BEP 6, `fast`), requests for the pieces offered
+//! as allowed fast are served while we choke, and a choke rejects the others
+//! (`reject_request`) instead of discarding them silently.
 
 use torrentlab_engine::Time;
 
@@ -16,6 +20,10 @@ use crate::wire::Message;
 
 impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     pub(super) fn got_request(&mut self, now: Time, slot: u32, piece: u32, begin: u32, length: u32, io: &mut dyn Io) {
+        if self.cref(slot).fast.is_some() {
+            self.got_request_fast(now, slot, piece, begin, length, io);
+            return;
+        }
         if self.cref(slot).am_choking {
             self.stats.requests_while_choked += 1;
             return; // requests that arrive while we choke are ignored (BEP 3)
@@ -33,7 +41,14 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             self.drop_conn(now, slot, io, true);
             return;
         }
-        c.queued.push_back((piece, begin / BLOCK));
+        self.queue_request(now, slot, (piece, begin / BLOCK), io);
+    }
+
+    /// Queues the remote's request for `block` and, if the limiter does not
+    /// hold the connection yet and its socket is flushed, hands it a turn.
+    pub(super) fn queue_request(&mut self, now: Time, slot: u32, block: (u32, u32), io: &mut dyn Io) {
+        let c = self.conn(slot);
+        c.queued.push_back(block);
         let (link, first) = (c.link, c.queued.len() == 1);
         if first {
             self.rows.set(slot, REQUESTS, true);
@@ -62,18 +77,28 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         limiter.try_send(now, false, &mut Writer { now, conns, rows, torrent, stats, io });
     }
 
-    pub(super) fn choke(&mut self, slot: u32, io: &mut dyn Io) {
+    pub(super) fn choke(&mut self, now: Time, slot: u32, io: &mut dyn Io) {
         self.rows.set(slot, CHOKING, true);
-        let c = self.conn(slot);
+        let Client { conns, torrent, rows, stats, .. } = self;
+        let c = conns[slot as usize].as_mut().expect("a live slot");
         c.am_choking = true;
         let (link, remote) = (c.link, c.remote);
+        if let Some(f) = c.fast.as_mut() {
+            f.last_choke = now;
+        }
         if c.partial_left == 0 {
             c.choke_sent = true;
-            c.queued.clear();
-            self.rows.set(slot, REQUESTS, false);
             io.frame(link, Frame::Msg(Message::Choke));
             io.write(link, Message::Choke.wire_len());
             self.limiter.transceived(slot, Message::Choke.wire_len());
+            let mut rejects = Vec::new();
+            stats.rejects_sent += drop_unserved(c, torrent, &mut rejects);
+            rows.set(slot, REQUESTS, !c.queued.is_empty());
+            for m in rejects {
+                io.frame(link, Frame::Msg(m));
+                io.write(link, m.wire_len());
+                self.limiter.transceived(slot, m.wire_len());
+            }
         }
         io.note(Note::Choke { link, remote, choked: true });
     }
@@ -94,6 +119,26 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             self.queue_upload(now, slot, io);
         }
     }
+}
+
+/// What a choke does to the remote's queued requests: without the Fast
+/// Extension they are discarded; with it, those for pieces not offered as
+/// allowed fast are, each with a `reject_request` added to `out` (libtorrent
+/// `send_choke`). Returns the rejects added.
+fn drop_unserved(c: &mut PeerConn, torrent: &Torrent, out: &mut Vec<Message>) -> u64 {
+    let Some(f) = c.fast.as_ref() else {
+        c.queued.clear();
+        return 0;
+    };
+    let before = out.len();
+    c.queued.retain(|&(piece, block)| {
+        let keep = f.offers(piece);
+        if !keep {
+            out.push(Message::RejectRequest { piece, begin: block * BLOCK, length: torrent.block_len(piece, block) });
+        }
+        keep
+    });
+    (out.len() - before) as u64
 }
 
 /// The connections as the limiter sees them: what each has to send, and
@@ -120,14 +165,14 @@ impl Uploads for Writer<'_> {
             return 0;
         }
         let held: u64 = c.outq.iter().map(|m| m.wire_len() as u64).sum();
-        let queued: u64 = if c.am_choking {
+        let queued: u64 = if c.am_choking && c.fast.is_none() {
             0
         } else {
             let t = self.torrent;
             let piece = |&(piece, block): &(u32, u32)| {
                 Message::Piece { piece, begin: block * BLOCK, length: t.block_len(piece, block) }.wire_len() as u64
             };
-            c.queued.iter().map(piece).sum()
+            c.queued.iter().filter(|&&b| c.serves(b)).map(piece).sum()
         };
         c.partial_left as u64 + held + queued
     }
@@ -150,7 +195,9 @@ fn send_partial(
 ) -> (u32, bool) {
     let Some(c) = conns[slot as usize].as_mut() else { return (0, false) };
     let link = c.link;
-    if c.partial_left == 0 && (c.am_choking || c.queued.is_empty()) {
+    // (With the Fast Extension a choke has been sent with the others
+    // rejected: what is queued while choking is served.)
+    if c.partial_left == 0 && (c.queued.is_empty() || (c.am_choking && c.fast.is_none())) {
         // Control messages alone (they wait for quota when the limiter
         // charges them: `UploadLimiter::charges_control`).
         let mut bytes = 0;
@@ -163,6 +210,9 @@ fn send_partial(
     }
     if c.partial_left == 0 {
         let Some((piece, block)) = c.queued.pop_front() else { unreachable!("a queued request") };
+        if c.am_choking {
+            stats.fast_requests_served += 1;
+        }
         if c.queued.is_empty() {
             rows.set(slot, REQUESTS, false);
         }
@@ -184,8 +234,10 @@ fn send_partial(
         c.choke_sent = c.am_choking;
         c.outq.push(if c.am_choking { Message::Choke } else { Message::Unchoke });
         if c.am_choking {
-            c.queued.clear();
-            rows.set(slot, REQUESTS, false);
+            let mut rejects = std::mem::take(&mut c.outq);
+            stats.rejects_sent += drop_unserved(c, torrent, &mut rejects);
+            c.outq = rejects;
+            rows.set(slot, REQUESTS, !c.queued.is_empty());
         }
     }
     io.write(link, bytes);

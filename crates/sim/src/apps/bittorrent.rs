@@ -122,6 +122,12 @@ struct Wires<'a> {
 }
 
 impl Io for Wires<'_> {
+    /// Host `remote`'s address in the capture's address plan (10.0.0.0 +
+    /// host + 1: hosts 0 to 254 share 10.0.0.0/24), as every peer sees it.
+    fn address(&self, remote: u32) -> Option<[u8; 4]> {
+        Some(crate::capture::headers::address(remote))
+    }
+
     fn connect(&mut self, remote: u32, slot: u32, transport: BtTransport) -> u32 {
         let mine = &self.proto[self.class_of[self.peer as usize]];
         let theirs = &self.proto[self.class_of[remote as usize]];

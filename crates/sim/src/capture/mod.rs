@@ -442,15 +442,9 @@ pub(crate) fn for_swarm(sc: &SwarmScenario, spec: &CaptureSpec, class_of: &[usiz
         })
         .collect();
     let peer_ids = class_of.iter().enumerate().map(|(h, &ci)| peer_id(sc.classes[ci].profile, h as u32)).collect();
-    Capture::new(spec, concat!("torrentlab ", env!("CARGO_PKG_VERSION")), &names, info_hash(sc), peer_ids)
-}
-
-/// A stand-in info hash (the model has no metainfo): the first 20 bytes of
-/// SHA-256 over the scenario's name and the torrent's sizes.
-fn info_hash(sc: &SwarmScenario) -> [u8; 20] {
-    use sha2::{Digest, Sha256};
-    let d = Sha256::digest(format!("{} {} {}", sc.name, sc.torrent.length, sc.torrent.piece_length).as_bytes());
-    d[..20].try_into().expect("32 bytes")
+    // The scenario's stand-in info hash (`scenario::swarm`), which the
+    // clients' allowed-fast sets hash too.
+    Capture::new(spec, concat!("torrentlab ", env!("CARGO_PKG_VERSION")), &names, sc.torrent.info_hash, peer_ids)
 }
 
 /// Host `host`'s peer id in its client's style (BEP 20): mainline 4.0.2's

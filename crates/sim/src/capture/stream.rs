@@ -11,7 +11,10 @@ use torrentlab_bittorrent::wire::{self, Message};
 /// A frame as the log keeps it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Kept {
-    Handshake,
+    /// The handshake, with the Fast Extension's reserved bit (BEP 6) or not.
+    Handshake {
+        fast: bool,
+    },
     /// A `bitfield` message's payload (BEP 3 bit order).
     Bitfield(Vec<u8>),
     Msg(Message),
@@ -20,7 +23,7 @@ enum Kept {
 impl Kept {
     fn wire_len(&self) -> u64 {
         match self {
-            Kept::Handshake => wire::HANDSHAKE_LEN as u64,
+            Kept::Handshake { .. } => wire::HANDSHAKE_LEN as u64,
             Kept::Bitfield(b) => 5 + b.len() as u64,
             Kept::Msg(m) => m.wire_len() as u64,
         }
@@ -56,7 +59,7 @@ impl StreamLog {
     pub fn push(&mut self, at: u64, frame: &Frame) {
         debug_assert!(self.starts.last().is_none_or(|&s| s < at || self.frames.is_empty()), "frames in stream order");
         let kept = match frame {
-            Frame::Handshake => Kept::Handshake,
+            Frame::Handshake { fast } => Kept::Handshake { fast: *fast },
             Frame::Bitfield(b) => Kept::Bitfield(b.to_wire()),
             Frame::Msg(m) => Kept::Msg(*m),
         };
@@ -72,7 +75,7 @@ impl StreamLog {
                 break;
             }
             match f {
-                Kept::Handshake => c.handshakes += 1,
+                Kept::Handshake { .. } => c.handshakes += 1,
                 Kept::Msg(Message::Piece { .. }) => c.pieces += 1,
                 Kept::Msg(Message::Have { .. }) => c.haves += 1,
                 _ => {}
@@ -120,7 +123,7 @@ impl StreamLog {
 /// length prefix, id and fixed fields (`wire::Message::encode_header`).
 fn head(f: &Kept, ids: &Ids) -> Vec<u8> {
     match f {
-        Kept::Handshake => wire::handshake(&ids.info_hash, &ids.peer_id).to_vec(),
+        Kept::Handshake { fast } => wire::handshake(&ids.info_hash, &ids.peer_id, *fast).to_vec(),
         Kept::Bitfield(b) => {
             let mut h = (1 + b.len() as u32).to_be_bytes().to_vec();
             h.push(5);
@@ -147,7 +150,7 @@ mod tests {
         bf.set(0);
         bf.set(9);
         let frames = [
-            Frame::Handshake,
+            Frame::Handshake { fast: false },
             Frame::Bitfield(Box::new(bf)),
             Frame::Msg(Message::Interested),
             Frame::Msg(Message::Piece { piece: 2, begin: 16_384, length: 16_384 }),
@@ -159,7 +162,7 @@ mod tests {
             l.push(at, f);
             at += f.wire_len() as u64;
         }
-        expected.extend_from_slice(&wire::handshake(&[0xaa; 20], b"M4-0-2--000000000003"));
+        expected.extend_from_slice(&wire::handshake(&[0xaa; 20], b"M4-0-2--000000000003", false));
         expected.extend_from_slice(&[0, 0, 0, 3, 5, 0b1000_0000, 0b0100_0000]);
         expected.extend_from_slice(&[0, 0, 0, 1, 2]);
         expected.extend_from_slice(&[0, 0, 0x40, 0x09, 7, 0, 0, 0, 2, 0, 0, 0x40, 0]);

@@ -11,7 +11,7 @@ fn ids() -> Ids {
 /// a piece message.
 fn conn() -> Conn {
     let mut c = Conn::new(3, [0, 1]);
-    c.streams[0].push(0, &Frame::Handshake);
+    c.streams[0].push(0, &Frame::Handshake { fast: false });
     c.streams[0].push(68, &Frame::Msg(Message::Piece { piece: 1, begin: 0, length: 16_384 }));
     c.ends[0].shift = 7;
     c
@@ -73,7 +73,7 @@ fn a_rebuilt_utp_packet_carries_its_bep_29_header_over_udp_port_6881() {
     assert_eq!(out[20..26], [0x1a, 0xe1, 0x1a, 0xe1, 0, 8 + 20 + 100], "ports 6881, UDP length");
     assert!(pseudo_sum_ok(&out, PROTO_UDP), "UDP checksum");
     assert_eq!(Header::decode(&out[28..]), Some(header));
-    assert_eq!(out[48..68], wire::handshake(&[7; 20], b"M4-0-2--000000000000")[..20]);
+    assert_eq!(out[48..68], wire::handshake(&[7; 20], b"M4-0-2--000000000000", false)[..20]);
 }
 
 #[test]

@@ -410,6 +410,21 @@ fn a_libtorrent_class_charges_ip_overhead_to_its_limit_unless_told_not_to_and_on
 }
 
 #[test]
+fn only_a_libtorrent_class_has_the_fast_extension_which_it_may_turn_off() {
+    let sc = swarm("count = 5\n", "count = 5\nclient = \"libtorrent\"\n");
+    let (seed, c) = (&sc.classes[0], &sc.classes[1]);
+    assert!(c.client.fast_extension && c.client.allowed_fast_set_size == 5);
+    assert!(!seed.client.fast_extension, "mainline 4.0.x has none");
+    let sc = swarm("count = 5\n", "count = 5\nclient = \"libtorrent\"\nfast_extension = false\n");
+    assert!(!sc.classes[1].client.fast_extension);
+    let e = bad_swarm("count = 5\n", "count = 5\nfast_extension = true\n");
+    assert_eq!(e.field, "peers[1].fast_extension");
+    assert!(e.message.contains("only the libtorrent profile"), "{e}");
+    // Every peer of a scenario hashes the same stand-in info hash.
+    assert_ne!(sc.torrent.info_hash, [0; 20]);
+}
+
+#[test]
 fn a_disposition_belongs_to_utorrent_classes_and_must_dial_or_answer_something() {
     use torrentlab_bittorrent::dial::{Dial, Transport};
     let e = bad_swarm("count = 5\n", "count = 5\ndisposition = 31\n");

@@ -289,6 +289,7 @@ struct RawPeers {
     pipeline: Option<RawPipeline>,
     max_initiate: Option<u32>,
     max_allow_in: Option<u32>,
+    fast_extension: Option<bool>,
     cc: Option<CcName>,
     tcp: Option<RawTcp>,
     transport: Option<TransportName>,
@@ -504,6 +505,16 @@ pub(super) fn validate(raw: RawSwarmScenario, file: &str) -> Result<SwarmScenari
             }
             client.max_allow_in = m;
         }
+        match p.fast_extension {
+            Some(true) if profile != ClientName::Libtorrent => {
+                return Err(cx.err(
+                    at("fast_extension"),
+                    format!("{} has no Fast Extension (BEP 6); only the libtorrent profile has it", profile.name()),
+                ))
+            }
+            Some(on) => client.fast_extension = on,
+            None => {}
+        }
         // Peers talk Linux TCP with a handshake, Nagle on (no TCP_NODELAY).
         let mut tcp_raw = global_tcp.overlaid(p.tcp.as_ref());
         tcp_raw.preset = tcp_raw.preset.or(Some(super::raw::Preset::Linux));
@@ -606,12 +617,14 @@ pub(super) fn validate(raw: RawSwarmScenario, file: &str) -> Result<SwarmScenari
             )),
             Some(c) => Some(capture::capture(&cx, c, &classes)?),
         };
+    let name = scenario_name(&cx, raw.name, file)?;
+    let info_hash = stand_in_info_hash(&name, &torrent);
     Ok(SwarmScenario {
-        name: scenario_name(&cx, raw.name, file)?,
+        name,
         description: raw.description.unwrap_or_default(),
         seed: raw.run.seed.unwrap_or(1),
         duration,
-        torrent,
+        torrent: torrent.with_info_hash(info_hash),
         rtt,
         groups,
         tracker_group,
@@ -632,6 +645,15 @@ pub(super) fn validate(raw: RawSwarmScenario, file: &str) -> Result<SwarmScenari
         traffic,
         capture,
     })
+}
+
+/// A stand-in info hash (the model has no metainfo): the first 20 bytes of
+/// SHA-256 over the scenario's name and the torrent's sizes. The handshakes
+/// of a capture carry it, and the Fast Extension's allowed-fast sets hash it.
+fn stand_in_info_hash(name: &str, t: &Torrent) -> [u8; 20] {
+    use sha2::{Digest, Sha256};
+    let d = Sha256::digest(format!("{name} {} {}", t.length, t.piece_length).as_bytes());
+    d[..20].try_into().expect("32 bytes")
 }
 
 fn torrent(cx: &Ctx, t: &RawTorrent, file: &str) -> Result<Torrent, ScenarioError> {
