@@ -6,10 +6,11 @@
 //! [`allowed_fast_set`] is libtorrent's `send_allowed_set`: SHA-1 over the
 //! address bytes and the info hash; each 4-byte big-endian word of the hash
 //! modulo the number of pieces is a candidate, and the hash is rehashed when
-//! its five words are used up. A candidate already chosen is skipped (at most
-//! 500 times: then the set is left as it is); a new one counts towards the
-//! set's size whether or not the remote has it, but only those it lacks are
-//! offered. A set as large as the torrent offers every piece the remote lacks.
+//! its five words are used up. A candidate already chosen is skipped (each
+//! repeat counts twice against libtorrent's 500 loops; past them the set is
+//! left as it is); a new one counts towards the set's size whether or not
+//! the remote has it, but only those it lacks are offered. A set as large as
+//! the torrent offers every piece the remote lacks.
 //!
 //! BEP 6 masks an IPv4 address to its /24 (`0xFFFFFF00`) before hashing;
 //! libtorrent (1.2 to 2.1, `peer_connection.cpp`) hashes the whole address.
@@ -53,6 +54,8 @@ pub fn allowed_fast_set(
             loops += 1;
             let piece = u32::from_be_bytes([word[0], word[1], word[2], word[3]]) % pieces;
             if set.contains(&piece) {
+                // libtorrent counts a repeat twice against its safety net.
+                loops += 1;
                 if loops > MAX_LOOPS {
                     return set;
                 }
