@@ -40,7 +40,7 @@ use crate::choker::{
 };
 use crate::dial::{Transport, Transports};
 use crate::limiter::{AnyLimiter, LimiterKind, MixedMode, Series, UploadLimiter};
-use crate::picker::{Picker, PiecePicker};
+use crate::picker::{PickOrder, Picker, PiecePicker};
 use crate::pipeline::Pipeline;
 use crate::torrent::Torrent;
 use crate::tracker::{AnnounceEvent, AnnounceSchedule};
@@ -92,6 +92,8 @@ pub struct ClientConfig {
     /// Pieces offered as allowed fast to a remote when it first says it is
     /// interested (libtorrent `allowed_fast_set_size`, 5; 0: none).
     pub allowed_fast_set_size: u32,
+    /// Whose piece-picking order: mainline's or libtorrent's.
+    pub pick_order: PickOrder,
 }
 
 impl ClientConfig {
@@ -116,6 +118,7 @@ impl ClientConfig {
             rate_limit_ip_overhead: false,
             fast_extension: false,
             allowed_fast_set_size: 0,
+            pick_order: PickOrder::Mainline,
         }
     }
 
@@ -129,7 +132,8 @@ impl ClientConfig {
     /// throttled beside uploading uTP peers (`peer_proportional`), upload
     /// quota handed out in 500 ms ticks (its bandwidth manager), the
     /// estimated IP overhead charged to it (`rate_limit_ip_overhead`), and
-    /// the Fast Extension with allowed-fast sets of 5 pieces.
+    /// the Fast Extension with allowed-fast sets of 5 pieces, and its piece
+    /// picker's order ([`PickOrder::Libtorrent`]).
     pub fn libtorrent(upload_rate: Option<f64>) -> Self {
         ClientConfig {
             upload_rate,
@@ -149,6 +153,7 @@ impl ClientConfig {
             rate_limit_ip_overhead: true,
             fast_extension: true,
             allowed_fast_set_size: 5,
+            pick_order: PickOrder::Libtorrent,
         }
     }
 }
@@ -301,7 +306,8 @@ impl Client {
     pub fn new(id: u32, cfg: ClientConfig, torrent: Torrent, seed: bool, rngs: [EntityRng; 3]) -> Self {
         let [picker_rng, choker_rng, rng] = rngs;
         let picker =
-            if seed { PiecePicker::complete(&torrent, picker_rng) } else { PiecePicker::new(&torrent, picker_rng) };
+            if seed { PiecePicker::complete(&torrent, picker_rng) } else { PiecePicker::new(&torrent, picker_rng) }
+                .with_order(cfg.pick_order);
         let choker = match cfg.choker {
             ChokerKind::Mainline => AnyChoker::Mainline(MainlineChoker::new(cfg.upload_slots)),
             ChokerKind::Libtorrent => AnyChoker::Libtorrent(LibtorrentChoker::new(
