@@ -131,9 +131,8 @@ impl ClientConfig {
     /// uTP dialled first with TCP after a failed uTP connect, TCP uploads
     /// throttled beside uploading uTP peers (`peer_proportional`), upload
     /// quota handed out in 500 ms ticks (its bandwidth manager), the
-    /// estimated IP overhead charged to it (`rate_limit_ip_overhead`), and
-    /// the Fast Extension with allowed-fast sets of 5 pieces, and its piece
-    /// picker's order ([`PickOrder::Libtorrent`]).
+    /// estimated IP overhead charged to it (`rate_limit_ip_overhead`), the
+    /// Fast Extension (allowed-fast sets of 5) and its piece order.
     pub fn libtorrent(upload_rate: Option<f64>) -> Self {
         ClientConfig {
             upload_rate,
@@ -305,9 +304,8 @@ impl Client {
     /// choker's and the client's own streams.
     pub fn new(id: u32, cfg: ClientConfig, torrent: Torrent, seed: bool, rngs: [EntityRng; 3]) -> Self {
         let [picker_rng, choker_rng, rng] = rngs;
-        let picker =
-            if seed { PiecePicker::complete(&torrent, picker_rng) } else { PiecePicker::new(&torrent, picker_rng) }
-                .with_order(cfg.pick_order);
+        let start = if seed { PiecePicker::complete } else { PiecePicker::new };
+        let picker = start(&torrent, picker_rng).with_order(cfg.pick_order);
         let choker = match cfg.choker {
             ChokerKind::Mainline => AnyChoker::Mainline(MainlineChoker::new(cfg.upload_slots)),
             ChokerKind::Libtorrent => AnyChoker::Libtorrent(LibtorrentChoker::new(
