@@ -17,7 +17,13 @@
 //!   never picked;
 //! * **end game**: once every block of every missing piece has been requested.
 //!
+//! The libtorrent profile picks in libtorrent's order instead
+//! ([`PickOrder::Libtorrent`], module [`libtorrent`]); the block bookkeeping is
+//! the same.
+//!
 //! Random choices draw from the picker's own stream, so runs are reproducible.
+
+mod libtorrent;
 
 use torrentlab_engine::EntityRng;
 
@@ -26,6 +32,30 @@ use crate::torrent::Torrent;
 
 /// Pieces completed before rarest first takes over (mainline `rarest_first_cutoff`).
 pub const RAREST_FIRST_CUTOFF: u32 = 4;
+
+/// Whose order [`PiecePicker::pick_for`] picks pieces in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PickOrder {
+    /// Mainline 4.0.x: strict priority for started pieces, random first,
+    /// rarest first (this module's doc).
+    #[default]
+    Mainline,
+    /// libtorrent 2.1 (`piece_picker::pick_pieces`): rarest first where a
+    /// piece being downloaded wins only ties, random with partial pieces
+    /// first below 4 pieces, partial pieces first when there are too many,
+    /// most common first for a snubbed peer ([`libtorrent`]).
+    Libtorrent,
+}
+
+/// What a pick may depend on beyond the peer's pieces (libtorrent's order;
+/// mainline's ignores it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PickContext {
+    /// Connections of the torrent (libtorrent `torrent::num_peers`).
+    pub peers: u32,
+    /// The peer is snubbed (libtorrent `m_snubbed`: picks in reverse).
+    pub snubbed: bool,
+}
 
 /// Where one block stands at this peer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,12 +98,13 @@ pub trait Picker: Send {
     /// Every block of every missing piece has been requested.
     fn in_end_game(&self) -> bool;
     /// The piece to request blocks from next, among those `peer` has.
-    fn pick(&mut self, peer: &Bitfield) -> Option<u32>;
+    fn pick(&mut self, peer: &Bitfield, ctx: PickContext) -> Option<u32>;
     /// Marks the next block of `piece` requested and returns it.
     fn next_block(&mut self, piece: u32) -> Option<u32>;
     /// Blocks of `piece` are about to be requested from a peer; `from_seed`
-    /// when that peer has every piece (mainline `PiecePicker.requested`).
-    fn requested(&mut self, _piece: u32, _from_seed: bool) {}
+    /// when that peer has every piece (mainline `PiecePicker.requested`),
+    /// `snubbed` when it is snubbed (libtorrent's reverse pieces).
+    fn requested(&mut self, _piece: u32, _from_seed: bool, _snubbed: bool) {}
     /// A request was dropped.
     fn block_unrequested(&mut self, piece: u32, block: u32);
     fn block_received(&mut self, piece: u32, block: u32) -> Arrival;
@@ -106,14 +137,14 @@ impl Picker for PiecePicker {
     fn in_end_game(&self) -> bool {
         PiecePicker::in_end_game(self)
     }
-    fn pick(&mut self, peer: &Bitfield) -> Option<u32> {
-        PiecePicker::pick(self, peer)
+    fn pick(&mut self, peer: &Bitfield, ctx: PickContext) -> Option<u32> {
+        PiecePicker::pick_for(self, peer, ctx)
     }
     fn next_block(&mut self, piece: u32) -> Option<u32> {
         PiecePicker::next_block(self, piece)
     }
-    fn requested(&mut self, piece: u32, from_seed: bool) {
-        PiecePicker::requested(self, piece, from_seed)
+    fn requested(&mut self, piece: u32, from_seed: bool, snubbed: bool) {
+        PiecePicker::requested_by(self, piece, from_seed, snubbed)
     }
     fn block_unrequested(&mut self, piece: u32, block: u32) {
         PiecePicker::block_unrequested(self, piece, block)
@@ -165,6 +196,13 @@ pub struct PiecePicker {
     free_blocks: u64,
     end_game: bool,
     rng: EntityRng,
+    order: PickOrder,
+    /// Pieces we lack with some blocks requested or received and some free
+    /// (libtorrent's `piece_downloading` queue).
+    partial: Bitfield,
+    /// Pieces started by a snubbed peer and since requested only by snubbed
+    /// peers (libtorrent `piece_downloading_reverse`).
+    reverse: Bitfield,
 }
 
 impl PiecePicker {
@@ -193,7 +231,16 @@ impl PiecePicker {
             free_blocks: total as u64,
             end_game: false,
             rng,
+            order: PickOrder::Mainline,
+            partial: Bitfield::new(n),
+            reverse: Bitfield::new(n),
         }
+    }
+
+    /// Picks in `order` from now on.
+    pub fn with_order(mut self, order: PickOrder) -> Self {
+        self.order = order;
+        self
     }
 
     /// A picker that already has every piece (a seed).
@@ -269,13 +316,23 @@ impl PiecePicker {
         peer.words().iter().zip(self.free.words()).any(|(&p, &f)| p & f != 0)
     }
 
-    /// Keeps `free` and `started` in step with piece `i`'s counts.
+    /// Keeps `free`, `partial` and `reverse` in step with piece `i`'s counts.
     #[inline]
     fn refresh(&mut self, i: u32) {
-        if self.has_free_blocks(i) {
+        let free = self.has_free_blocks(i);
+        if free {
             self.free.set(i);
         } else {
             self.free.unset(i);
+        }
+        let c = self.pieces[i as usize];
+        if free && c.requested > 0 {
+            self.partial.set(i);
+        } else {
+            self.partial.unset(i);
+        }
+        if c.requested == 0 {
+            self.reverse.unset(i); // back to open
         }
     }
 
@@ -292,7 +349,33 @@ impl PiecePicker {
         }
     }
 
-    /// The piece to request blocks from next, among those `peer` has.
+    /// [`PiecePicker::requested`], by a peer that is `snubbed` or not: in
+    /// libtorrent's order a snubbed peer's request makes a piece with no
+    /// block outstanding reverse, any other request makes it normal
+    /// (`mark_as_downloading`).
+    pub fn requested_by(&mut self, piece: u32, from_seed: bool, snubbed: bool) {
+        self.requested(piece, from_seed);
+        if self.order == PickOrder::Libtorrent {
+            let c = self.pieces[piece as usize];
+            if !snubbed {
+                self.reverse.unset(piece);
+            } else if c.requested == c.received {
+                self.reverse.set(piece);
+            }
+        }
+    }
+
+    /// The piece to request blocks from next, among those `peer` has, in
+    /// the picker's order.
+    pub fn pick_for(&mut self, peer: &Bitfield, ctx: PickContext) -> Option<u32> {
+        match self.order {
+            PickOrder::Mainline => self.pick(peer),
+            PickOrder::Libtorrent => self.pick_libtorrent(peer, ctx),
+        }
+    }
+
+    /// The piece to request blocks from next, among those `peer` has, in
+    /// mainline's order.
     pub fn pick(&mut self, peer: &Bitfield) -> Option<u32> {
         // Strict priority: started pieces the peer has with blocks to
         // request, the rarest of them; from a peer with every piece, only
@@ -588,17 +671,18 @@ mod tests {
     proptest::proptest! {
         #[test]
         fn the_free_set_and_started_list_always_match_the_block_states(
-            ops in proptest::collection::vec((0u8..4, 0u32..6, 0u32..2), 1..200)
+            ops in proptest::collection::vec((0u8..4, 0u32..6, 0u32..2), 1..200),
+            lt: bool,
         ) {
-            let mut p = picker(6);
+            let mut p = picker(6).with_order(if lt { PickOrder::Libtorrent } else { PickOrder::Mainline });
             let all = Bitfield::full(6);
             p.peer_bitfield(&all, true);
             for (op, piece, block) in ops {
                 match op {
-                    0 => { p.requested(piece, false); p.next_block(piece); }
+                    0 => { p.requested_by(piece, false, block == 1); p.next_block(piece); }
                     1 => p.block_unrequested(piece, block),
                     2 => { p.block_received(piece, block); }
-                    _ => { p.pick(&all); }
+                    _ => { p.pick_for(&all, PickContext { peers: 1, snubbed: block == 1 }); }
                 }
                 for i in 0..6 {
                     proptest::prop_assert_eq!(p.free.has(i), p.has_free_blocks(i));
@@ -607,6 +691,10 @@ mod tests {
                     }
                     proptest::prop_assert!(p.started.iter().filter(|&&j| j == i).count() <= 1, "listed once");
                     proptest::prop_assert_eq!(p.have().has(i), p.received_in(i) == p.blocks_in(i));
+                    let c = p.pieces[i as usize];
+                    let partial = !p.have().has(i) && c.requested > 0 && c.requested < c.blocks;
+                    proptest::prop_assert_eq!(p.partial.has(i), partial, "piece {} partial", i);
+                    proptest::prop_assert!(!p.reverse.has(i) || c.requested > 0, "reverse pieces are started");
                 }
             }
         }

@@ -11,7 +11,7 @@ use super::{rows, Client, Io, Note};
 use crate::bitfield::Bitfield;
 use crate::choker::Choker;
 use crate::limiter::UploadLimiter;
-use crate::picker::{Arrival, Picker};
+use crate::picker::{Arrival, PickContext, Picker};
 use crate::pipeline::Pipeline;
 use crate::torrent::BLOCK;
 use crate::tracker::AnnounceEvent;
@@ -198,6 +198,17 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         }
     }
 
+    /// What libtorrent's picker order needs for a pick from the remote on
+    /// `slot`: the torrent's connections, and whether the remote is snubbed
+    /// (requests outstanding and no piece data for `snub_time`: libtorrent
+    /// snubs only a peer with requests; that it stays snubbed until a piece
+    /// arrives is not modelled).
+    fn pick_context(&self, now: Time, slot: u32) -> PickContext {
+        let snubbed =
+            !self.cref(slot).active.is_empty() && now.saturating_since(self.rows.last_piece(slot)) > self.cfg.snub_time;
+        PickContext { peers: self.live(), snubbed }
+    }
+
     /// The first of `pieces` the remote on `slot` has with blocks to request
     /// (mainline's loop over `indices` in `_request_more`).
     #[inline]
@@ -224,9 +235,10 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         let mut lost = std::mem::take(&mut self.lost_interests);
         lost.clear();
         while self.conn(slot).active.len() < backlog {
+            let ctx = self.pick_context(now, slot);
             let piece = match (only, allowed) {
-                (_, Some(mask)) => self.picker.pick(mask),
-                (None, None) => self.picker.pick(&self.conns[slot as usize].as_ref().expect("a live slot").have),
+                (_, Some(mask)) => self.picker.pick(mask, ctx),
+                (None, None) => self.picker.pick(&self.conns[slot as usize].as_ref().expect("a live slot").have, ctx),
                 (Some(pieces), None) => self.first_offered(slot, pieces),
             };
             let Some(piece) = piece else { break };
@@ -236,7 +248,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             self.conn(slot).example_interest = piece;
             let have = &self.conns[slot as usize].as_ref().expect("a live slot").have;
             let from_seed = have.count() == have.len();
-            self.picker.requested(piece, from_seed);
+            self.picker.requested(piece, from_seed, ctx.snubbed);
             while self.conn(slot).active.len() < cap {
                 let Some(block) = self.picker.next_block(piece) else { break };
                 self.request(slot, (piece, block), io);
@@ -293,8 +305,9 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             if c.example_interest != NO_PIECE && self.picker.has_free_blocks(c.example_interest) {
                 continue;
             }
+            let ctx = self.pick_context(self.now, slot);
             let have = &self.conns[slot as usize].as_ref().expect("a live slot").have;
-            match self.picker.pick(have) {
+            match self.picker.pick(have, ctx) {
                 Some(piece) => self.conn(slot).example_interest = piece,
                 None => self.set_interested(slot, false, io),
             }

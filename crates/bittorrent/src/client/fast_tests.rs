@@ -6,6 +6,7 @@
 
 use super::*;
 use crate::fast::allowed_fast_set;
+use crate::picker::PickOrder;
 
 /// 40 pieces of two blocks, info hash 0xaa x 20.
 fn torrent40() -> Torrent {
@@ -128,8 +129,13 @@ fn a_choke_rejects_each_queued_request_outside_the_allowed_fast_set_and_the_rest
 /// A libtorrent leecher and scripted libtorrent seeds 8 (A) and 9 (B), each
 /// handshaken with the bit and `have_all`: (net, leecher, [(link, slot)]).
 fn leecher_with_two_seeds() -> (Net, usize, Vec<(u32, u32)>) {
+    leecher_with_two_seeds_picking(PickOrder::Libtorrent)
+}
+
+/// [`leecher_with_two_seeds`], the leecher picking in `order`.
+fn leecher_with_two_seeds_picking(order: PickOrder) -> (Net, usize, Vec<(u32, u32)>) {
     let mut net = Net::new();
-    let l = net.add(libtorrent(), &torrent40(), false);
+    let l = net.add(ClientConfig { pick_order: order, ..libtorrent() }, &torrent40(), false);
     net.start(l);
     let mut ends = vec![];
     for remote in [8, 9] {
@@ -165,7 +171,9 @@ fn a_leecher_says_have_none_and_asks_a_seed_that_chokes_it_for_blocks_of_its_all
 
 #[test]
 fn a_choke_keeps_the_leechers_requests_until_rejected_and_each_rejected_block_is_asked_of_another_peer() {
-    let (mut net, l, ends) = leecher_with_two_seeds();
+    // Mainline's order: the rejected pieces stay started, and strict
+    // priority asks for them first.
+    let (mut net, l, ends) = leecher_with_two_seeds_picking(PickOrder::Mainline);
     let [(la, a), (lb, b)] = ends[..] else { panic!() };
     net.send(l, a, Message::Unchoke);
     let mut asked = requested(&net.io(l).msgs(la));
@@ -187,6 +195,29 @@ fn a_choke_keeps_the_leechers_requests_until_rejected_and_each_rejected_block_is
     asked.sort_unstable();
     again.sort_unstable();
     assert_eq!(again, asked);
+    assert!(net.c(l).rows_mirror_connections());
+}
+
+#[test]
+fn in_libtorrents_order_a_rejected_piece_with_nothing_else_asked_is_open_again_and_picked_like_any_other() {
+    let (mut net, l, ends) = leecher_with_two_seeds();
+    let [(la, a), (lb, b)] = ends[..] else { panic!() };
+    net.send(l, a, Message::Unchoke);
+    let asked = requested(&net.io(l).msgs(la));
+    assert_eq!(asked.len(), 4, "two two-block pieces");
+    net.send(l, a, Message::Choke);
+    // A rejects all but the last block: its piece stays partial, the other is open.
+    for &(p, k) in &asked[..3] {
+        net.send(l, a, Message::RejectRequest { piece: p, begin: k * BLOCK, length: BLOCK });
+    }
+    let (partial, last) = asked[3];
+    let (open, _) = asked[0];
+    assert_ne!(partial, open);
+    net.send(l, b, Message::Unchoke);
+    let again = requested(&net.io(l).msgs(lb));
+    assert_eq!(again.len(), 4);
+    assert_eq!(again[0], (partial, 1 - last), "the partial piece first (initial phase)");
+    assert!(again[1..].iter().all(|&(p, _)| p != partial), "then new pieces from a random start");
     assert!(net.c(l).rows_mirror_connections());
 }
 

@@ -40,7 +40,7 @@ use crate::choker::{
 };
 use crate::dial::{Transport, Transports};
 use crate::limiter::{AnyLimiter, LimiterKind, MixedMode, Series, UploadLimiter};
-use crate::picker::{Picker, PiecePicker};
+use crate::picker::{PickOrder, Picker, PiecePicker};
 use crate::pipeline::Pipeline;
 use crate::torrent::Torrent;
 use crate::tracker::{AnnounceEvent, AnnounceSchedule};
@@ -92,6 +92,8 @@ pub struct ClientConfig {
     /// Pieces offered as allowed fast to a remote when it first says it is
     /// interested (libtorrent `allowed_fast_set_size`, 5; 0: none).
     pub allowed_fast_set_size: u32,
+    /// Whose piece-picking order: mainline's or libtorrent's.
+    pub pick_order: PickOrder,
 }
 
 impl ClientConfig {
@@ -116,6 +118,7 @@ impl ClientConfig {
             rate_limit_ip_overhead: false,
             fast_extension: false,
             allowed_fast_set_size: 0,
+            pick_order: PickOrder::Mainline,
         }
     }
 
@@ -128,8 +131,8 @@ impl ClientConfig {
     /// uTP dialled first with TCP after a failed uTP connect, TCP uploads
     /// throttled beside uploading uTP peers (`peer_proportional`), upload
     /// quota handed out in 500 ms ticks (its bandwidth manager), the
-    /// estimated IP overhead charged to it (`rate_limit_ip_overhead`), and
-    /// the Fast Extension with allowed-fast sets of 5 pieces.
+    /// estimated IP overhead charged to it (`rate_limit_ip_overhead`), the
+    /// Fast Extension (allowed-fast sets of 5) and its piece order.
     pub fn libtorrent(upload_rate: Option<f64>) -> Self {
         ClientConfig {
             upload_rate,
@@ -149,6 +152,7 @@ impl ClientConfig {
             rate_limit_ip_overhead: true,
             fast_extension: true,
             allowed_fast_set_size: 5,
+            pick_order: PickOrder::Libtorrent,
         }
     }
 }
@@ -300,8 +304,8 @@ impl Client {
     /// choker's and the client's own streams.
     pub fn new(id: u32, cfg: ClientConfig, torrent: Torrent, seed: bool, rngs: [EntityRng; 3]) -> Self {
         let [picker_rng, choker_rng, rng] = rngs;
-        let picker =
-            if seed { PiecePicker::complete(&torrent, picker_rng) } else { PiecePicker::new(&torrent, picker_rng) };
+        let start = if seed { PiecePicker::complete } else { PiecePicker::new };
+        let picker = start(&torrent, picker_rng).with_order(cfg.pick_order);
         let choker = match cfg.choker {
             ChokerKind::Mainline => AnyChoker::Mainline(MainlineChoker::new(cfg.upload_slots)),
             ChokerKind::Libtorrent => AnyChoker::Libtorrent(LibtorrentChoker::new(
