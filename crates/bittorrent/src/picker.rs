@@ -401,22 +401,8 @@ impl PiecePicker {
     /// A piece the peer has, we need and somebody has, with the fewest
     /// copies; ties at random. Word-wise over the bitfields.
     fn rarest_first(&mut self, peer: &Bitfield) -> Option<u32> {
-        let (pw, fw, avail) = (peer.words(), self.free.words(), &self.availability);
-        let candidates = pw
-            .iter()
-            .zip(fw)
-            .enumerate()
-            .flat_map(|(w, (&p, &f))| {
-                let mut bits = p & f;
-                std::iter::from_fn(move || {
-                    (bits != 0).then(|| {
-                        let b = bits.trailing_zeros();
-                        bits &= bits - 1;
-                        w as u32 * 64 + b
-                    })
-                })
-            })
-            .filter(|&i| avail[i as usize] > 0);
+        let avail = &self.availability;
+        let candidates = libtorrent::both(peer.words(), self.free.words()).filter(|&i| avail[i as usize] > 0);
         rarest_of(avail, &mut self.rng, candidates)
     }
 
@@ -488,14 +474,24 @@ impl PiecePicker {
 }
 
 /// Among `candidates`, one with the fewest copies in `avail`, ties broken
-/// uniformly at random: two passes over the candidates, no allocation.
+/// uniformly at random.
 fn rarest_of(avail: &[u32], rng: &mut EntityRng, candidates: impl Iterator<Item = u32> + Clone) -> Option<u32> {
-    let (mut min, mut ties) = (u32::MAX, 0u64);
+    least_of(|i| avail[i as usize] as u64, rng, candidates)
+}
+
+/// Among `candidates`, one with the least `key`, ties broken uniformly at
+/// random: two passes over the candidates, no allocation.
+fn least_of(
+    key: impl Fn(u32) -> u64,
+    rng: &mut EntityRng,
+    candidates: impl Iterator<Item = u32> + Clone,
+) -> Option<u32> {
+    let (mut min, mut ties) = (u64::MAX, 0u64);
     for i in candidates.clone() {
-        let a = avail[i as usize];
-        if a < min {
-            (min, ties) = (a, 1);
-        } else if a == min {
+        let k = key(i);
+        if k < min {
+            (min, ties) = (k, 1);
+        } else if k == min {
             ties += 1;
         }
     }
@@ -503,7 +499,7 @@ fn rarest_of(avail: &[u32], rng: &mut EntityRng, candidates: impl Iterator<Item 
         return None;
     }
     let k = if ties == 1 { 0 } else { rng.range_inclusive(0, ties - 1) };
-    candidates.filter(|&i| avail[i as usize] == min).nth(k as usize)
+    candidates.filter(|&i| key(i) == min).nth(k as usize)
 }
 
 #[cfg(test)]

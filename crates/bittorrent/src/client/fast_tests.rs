@@ -24,21 +24,32 @@ fn set_for(remote: u32) -> Vec<u32> {
     allowed_fast_set(&[10, 0, 0, remote as u8 + 1], &[0xaa; 20], 5, 40, |_| false)
 }
 
-/// A libtorrent seed with one upload slot, taken by scripted remote 8 (A);
-/// scripted remote 9 (B) has said it is interested and stays choked.
-/// Returns (net, seed, (A's link, slot), (B's link, slot)).
-fn seed_with_a_choked_peer() -> (Net, usize, (u32, u32), (u32, u32)) {
+/// A libtorrent seed with one upload slot, which scripted remotes 8 and 9
+/// dial, handshake with (announcing the Fast Extension or not; with it they
+/// send `have_none`) and tell they are interested. Returns (net, seed,
+/// [(link, slot); 2]).
+fn seed_with_two_interested(fast: bool) -> (Net, usize, Vec<(u32, u32)>) {
     let mut net = Net::new();
     let s = net.add(ClientConfig { upload_slots: 1, ..libtorrent() }, &torrent40(), true);
     net.start(s);
     let mut ends = vec![];
     for remote in [8, 9] {
         let (link, slot) = net.accept_from(s, remote);
-        net.inject(s, slot, Frame::Handshake { fast: true });
-        net.send(s, slot, Message::HaveNone);
+        net.inject(s, slot, Frame::Handshake { fast });
+        if fast {
+            net.send(s, slot, Message::HaveNone);
+        }
         net.send(s, slot, Message::Interested);
         ends.push((link, slot));
     }
+    (net, s, ends)
+}
+
+/// A libtorrent seed with one upload slot, taken by scripted remote 8 (A);
+/// scripted remote 9 (B) has said it is interested and stays choked.
+/// Returns (net, seed, (A's link, slot), (B's link, slot)).
+fn seed_with_a_choked_peer() -> (Net, usize, (u32, u32), (u32, u32)) {
+    let (net, s, ends) = seed_with_two_interested(true);
     assert!(!net.c(s).connection(ends[0].1).unwrap().am_choking, "A has the slot");
     assert!(net.c(s).connection(ends[1].1).unwrap().am_choking, "B waits");
     (net, s, ends[0], ends[1])
@@ -255,16 +266,7 @@ fn two_libtorrent_clients_agree_on_the_extension_the_seed_says_have_all_and_the_
 #[test]
 fn against_a_peer_without_the_extension_a_libtorrent_seed_sends_a_bitfield_no_allowed_fast_and_ignores_choked_requests()
 {
-    let mut net = Net::new();
-    let s = net.add(ClientConfig { upload_slots: 1, ..libtorrent() }, &torrent40(), true);
-    net.start(s);
-    let mut ends = vec![];
-    for remote in [8, 9] {
-        let (link, slot) = net.accept_from(s, remote);
-        net.inject(s, slot, Frame::Handshake { fast: false });
-        net.send(s, slot, Message::Interested);
-        ends.push((link, slot));
-    }
+    let (mut net, s, ends) = seed_with_two_interested(false);
     let (lb, b) = ends[1];
     assert!(net.c(s).connection(b).unwrap().fast.is_none());
     let full = Frame::Bitfield(Box::new(Bitfield::full(40)));

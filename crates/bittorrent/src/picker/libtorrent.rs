@@ -32,7 +32,7 @@
 //! and libtorrent picking the blocks of several pieces from one random start
 //! in one call (here each pick draws a new start).
 
-use super::PiecePicker;
+use super::{least_of, PiecePicker};
 use crate::bitfield::Bitfield;
 
 /// Pieces we have below which libtorrent picks at random (`initial_picker_threshold`).
@@ -42,7 +42,7 @@ pub const INITIAL_PICKER_THRESHOLD: u32 = 4;
 const MAX_PARTIAL_BLOCKS: u32 = 2048;
 
 /// The pieces set in both `a` and `b`, in order.
-fn both<'a>(a: &'a [u64], b: &'a [u64]) -> impl Iterator<Item = u32> + Clone + 'a {
+pub(super) fn both<'a>(a: &'a [u64], b: &'a [u64]) -> impl Iterator<Item = u32> + Clone + 'a {
     a.iter().zip(b).enumerate().flat_map(|(w, (&x, &y))| {
         let mut bits = x & y;
         std::iter::from_fn(move || {
@@ -117,20 +117,7 @@ impl PiecePicker {
             }
         };
         let candidates = both(peer.words(), self.free.words()).filter(|&i| avail[i as usize] > 0);
-        let (mut min, mut ties) = (u64::MAX, 0u64);
-        for i in candidates.clone() {
-            let k = key(i);
-            if k < min {
-                (min, ties) = (k, 1);
-            } else if k == min {
-                ties += 1;
-            }
-        }
-        if ties == 0 {
-            return None;
-        }
-        let k = if ties == 1 { 0 } else { self.rng.range_inclusive(0, ties - 1) };
-        candidates.filter(|&i| key(i) == min).nth(k as usize)
+        least_of(key, &mut self.rng, candidates)
     }
 }
 
