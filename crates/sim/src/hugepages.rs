@@ -7,7 +7,7 @@
 //! `madvise(MADV_HUGEPAGE)` (or always, if so configured); elsewhere this
 //! does nothing. It changes memory layout only, never results.
 //!
-//! [`advise`] and [`push`] do it for one array; [`HugePageHeap`], a global
+//! [`advise`] does it for one array (a chunk of the connection table); [`HugePageHeap`], a global
 //! allocator a binary opts into, does it for the whole heap:
 //! `#[global_allocator] static A: torrentlab_sim::HugePageHeap = torrentlab_sim::HugePageHeap;`.
 //! `TORRENTLAB_HUGEPAGES=0` in the environment turns all of it off.
@@ -23,8 +23,8 @@
 //! interval 0.723-0.917) on the 10 MB E0 variant in 8 rounds, 0.900x
 //! (0.804-1.007) on the 3 MB variant in 16 rounds.
 
+pub(crate) use imp::advise;
 pub use imp::{adopt_heap, HugePageHeap};
-pub(crate) use imp::{advise, push};
 
 /// The mechanism (the `hugepages` feature).
 #[cfg(feature = "hugepages")]
@@ -130,16 +130,6 @@ mod imp {
                     }
                 }
             }
-        }
-    }
-
-    /// Pushes `x` onto `v`, asking for huge pages whenever the buffer moves.
-    #[inline]
-    pub(crate) fn push<T>(v: &mut Vec<T>, x: T) {
-        let cap = v.capacity();
-        v.push(x);
-        if v.capacity() != cap {
-            advise(v);
         }
     }
 
@@ -283,15 +273,6 @@ mod imp {
         use super::*;
 
         #[test]
-        fn pushing_through_growth_keeps_every_element_in_order() {
-            let mut v = Vec::new();
-            for i in 0..(3 * HUGE / 8) as u64 {
-                push(&mut v, i);
-            }
-            assert!(v.iter().enumerate().all(|(i, &x)| x == i as u64));
-        }
-
-        #[test]
         fn only_whole_aligned_huge_pages_inside_the_buffer_are_advised() {
             assert_eq!(huge_range(HUGE, 3 * HUGE), Some((HUGE, 3 * HUGE)));
             assert_eq!(
@@ -358,12 +339,6 @@ mod imp {
     /// Does nothing (the `hugepages` feature is off).
     pub fn adopt_heap() {}
 
-    /// `v.push(x)` (the `hugepages` feature is off).
-    #[inline(always)]
-    pub(crate) fn push<T>(v: &mut Vec<T>, x: T) {
-        v.push(x);
-    }
-
     /// The system allocator (the `hugepages` feature is off).
     pub struct HugePageHeap;
 
@@ -395,11 +370,8 @@ mod imp {
         use super::*;
 
         #[test]
-        fn without_the_feature_push_pushes_and_the_heap_is_the_system_allocator() {
-            let mut v = Vec::new();
-            for i in 0..100_000u64 {
-                push(&mut v, i);
-            }
+        fn without_the_feature_advise_changes_nothing_and_the_heap_is_the_system_allocator() {
+            let v: Vec<u64> = (0..100_000).collect();
             advise(&v);
             adopt_heap();
             assert!(v.iter().enumerate().all(|(i, &x)| x == i as u64));

@@ -4,7 +4,7 @@ use torrentlab_engine::Time;
 
 use crate::apps::bulk::Flow;
 use crate::table::Table;
-use crate::world::Conn;
+use crate::world::ConnTable;
 
 /// Columns of the `timeseries` table, filled row by row.
 #[derive(Default)]
@@ -37,7 +37,7 @@ impl Recorder {
 
     /// One row per started flow at `now`. Goodput is in-order payload delivered
     /// since the previous sample, in bit/s.
-    pub fn sample(&mut self, now: Time, flows: &[Flow], conns: &[Conn]) {
+    pub fn sample(&mut self, now: Time, flows: &[Flow], conns: &ConnTable) {
         if !self.enabled {
             return;
         }

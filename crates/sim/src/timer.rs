@@ -70,6 +70,20 @@ impl Timer {
         }
     }
 
+    /// A timer for a new owner of `prev`'s place: nothing queued, and its
+    /// generations go on from `prev`'s, so that an event `prev` left queued
+    /// (superseded, hence stale) does not match the new owner's.
+    pub fn after(prev: &Timer) -> Timer {
+        Timer { gen: prev.gen, ..Timer::default() }
+    }
+
+    /// The queued event of this timer, if any, has fired or been dropped
+    /// (stale events superseded by it may still wait in the queue).
+    #[inline]
+    pub fn idle(&self) -> bool {
+        self.at == NEVER
+    }
+
     /// Whether an event with `tag` firing at `now` is the queued one. The
     /// queued event fires at its deadline `at` or, if that had passed when it
     /// was queued, later; so never before `at`.
@@ -154,6 +168,21 @@ mod tests {
         assert!(t.fire(g2, Time(50)));
         assert!(!t.fire(g1, Time(100)), "superseded");
         assert_eq!(t.arm(Some(Time(150))), Some(g2 + 1), "after firing, any deadline queues");
+    }
+
+    #[test]
+    fn a_timer_for_a_reused_place_ignores_the_events_its_predecessor_left_queued() {
+        let mut old = Timer::default();
+        let stale = old.arm(Some(Time(100))).unwrap();
+        let g = old.arm(Some(Time(50))).unwrap();
+        assert!(old.fire(g, Time(50)));
+        assert!(old.idle(), "its queued event fired; the superseded one still waits");
+        let mut new = Timer::after(&old);
+        assert!(new.idle());
+        let tag = new.arm(Some(Time(100))).unwrap();
+        assert_ne!(tag, stale, "a fresh timer would have reused the stale tag");
+        assert!(!new.fire(stale, Time(100)), "the predecessor's event is stale");
+        assert!(new.fire(tag, Time(100)));
     }
 
     #[test]

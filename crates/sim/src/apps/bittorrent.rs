@@ -23,6 +23,7 @@ use torrentlab_transport::utp::{UtpConfig, UtpSocket};
 use super::frames::ConnFrames;
 use crate::endpoint::Transport;
 use crate::scenario::swarm::Departure;
+use crate::swarm::connections::ConnRow;
 use crate::swarm::recorder::SwarmRecorder;
 use crate::timer::{Tag, Timer};
 use crate::watch::Spill;
@@ -95,6 +96,8 @@ pub(crate) struct Swarm {
     pending: Pending,
     /// Frames of every connection, by connection.
     pub frames: Vec<ConnFrames>,
+    /// The report rows of connections over (their places reused).
+    pub retired: Vec<ConnRow>,
     pub rec: SwarmRecorder,
     pub leechers_left: usize,
     /// End the run when the last leecher has finished (a household's run
@@ -161,7 +164,8 @@ impl Io for Wires<'_> {
         let link = Link(link);
         let written = self.f.conns[link.conn()].written[link.side()];
         if let Some(cap) = self.f.capture.as_deref_mut() {
-            cap.frame(link.conn() as u32, link.side(), self.f.conns[link.conn()].host, written, &frame);
+            let c = &self.f.conns[link.conn()];
+            cap.frame(c.serial, link.side(), c.host, written, &frame);
         }
         if let Some(mark) = self.frames[link.conn()].frame(link.side(), frame, written) {
             self.f.set_read_mark(link.peer(), mark);
@@ -174,7 +178,9 @@ impl Io for Wires<'_> {
         let last = &mut self.frames[link.conn()].last_send[link.side()];
         let gap = last.get().map(|t| self.now.saturating_since(t));
         *last = OptTime::some(self.now);
-        self.rec.send(self.now, self.peer, link.0, bytes, gap, !self.seed, self.log_peer, self.f.endpoint(link));
+        // The send log names the connection by its serial (read only for a logged peer).
+        let serial = if self.log_peer { self.f.conns[link.conn()].serial } else { 0 };
+        self.rec.send(self.now, self.peer, serial, bytes, gap, !self.seed, self.log_peer, self.f.endpoint(link));
     }
 
     fn flushed(&self, link: u32) -> bool {
@@ -224,6 +230,7 @@ impl Swarm {
             events: Vec::new(),
             pending: Pending::default(),
             frames: Vec::new(),
+            retired: Vec::new(),
             rec,
             end_when_done: true,
         }
@@ -387,6 +394,11 @@ impl App for Swarm {
     fn closed(&mut self, now: Time, f: &mut Fabric, link: Link, slot: u32) {
         let peer = f.conns[link.conn()].host[link.side()];
         self.with_client(now, f, peer, |c, io| c.on_closed(now, slot, io));
+    }
+
+    fn retire(&mut self, f: &Fabric, conn: u32) {
+        let frames = std::mem::replace(&mut self.frames[conn as usize], ConnFrames::new());
+        self.retired.push(ConnRow::of(&f.conns[conn as usize], &frames));
     }
 
     fn spill(&mut self, now: Time, f: &mut Fabric, sp: &mut Spill<'_>) {

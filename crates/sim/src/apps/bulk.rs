@@ -12,7 +12,7 @@ use torrentlab_transport::stream::Endpoint;
 use crate::recorder::Recorder;
 use crate::report::queue_rows;
 use crate::watch::Spill;
-use crate::world::{App, Conn, Fabric, Link};
+use crate::world::{App, ConnTable, Fabric, Link};
 
 /// One bulk flow: the sender is side 0 of connection `conn`, the receiver side 1.
 pub(crate) struct Flow {
@@ -29,14 +29,14 @@ pub(crate) struct Flow {
 }
 
 impl Flow {
-    pub fn sender<'a>(&self, conns: &'a [Conn]) -> &'a dyn Endpoint {
+    pub fn sender<'a>(&self, conns: &'a ConnTable) -> &'a dyn Endpoint {
         &conns[self.conn as usize].ep[0]
     }
-    pub fn receiver<'a>(&self, conns: &'a [Conn]) -> &'a dyn Endpoint {
+    pub fn receiver<'a>(&self, conns: &'a ConnTable) -> &'a dyn Endpoint {
         &conns[self.conn as usize].ep[1]
     }
     /// Wire bytes (headers included) sent towards the receiver, and back.
-    pub fn wire_bytes(&self, conns: &[Conn]) -> [u64; 2] {
+    pub fn wire_bytes(&self, conns: &ConnTable) -> [u64; 2] {
         conns[self.conn as usize].wire_bytes
     }
 }

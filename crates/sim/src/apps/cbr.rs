@@ -107,7 +107,13 @@ mod tests {
         let up = LinkConfig { capacity_bps: Some(1_000_000), buffer: BufferLimit::Packets(100), delay: Duration::ZERO };
         let host = HostConfig { uplink: up, downlink: LinkConfig::TRANSPARENT, ingress_loss: 0.0 };
         let net = Network::new(1, &[host, host], Latency::Uniform(ONE_WAY));
-        crate::world::Fabric::new(net, Route::PerConnection, 4, Vec::new(), Time::ZERO + Duration::from_secs(5))
+        crate::world::Fabric::new(
+            net,
+            Route::PerConnection,
+            4,
+            crate::world::ConnTable::new(false),
+            Time::ZERO + Duration::from_secs(5),
+        )
     }
 
     /// One connection over `kind` from host 0 to host 1, carrying a 200-byte

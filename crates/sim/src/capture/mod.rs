@@ -132,6 +132,9 @@ struct Conn {
     /// Side `s`'s pure ACKs on their way to a captured host, in send order:
     /// (ack, TSval in ns or `u64::MAX`, SND.NXT when sent).
     acks: [VecDeque<(u64, u64, u64)>; 2],
+    /// Bytes each side had received in order when the connection was over
+    /// ([`Capture::retire`]); `None` while it may still receive.
+    delivered: Option<[u64; 2]>,
 }
 
 impl Conn {
@@ -154,6 +157,7 @@ impl Conn {
             sent_hi: [0; 2],
             snd_nxt: [0; 2],
             acks: Default::default(),
+            delivered: None,
         }
     }
 }
@@ -366,12 +370,21 @@ impl Capture {
         }
     }
 
+    /// Connection `id` is over: side `s` received `delivered[s]` bytes in
+    /// order, and nothing more will reach it (see [`Capture::finish`]).
+    pub fn retire(&mut self, id: u32, delivered: [u64; 2]) {
+        if let Some(c) = self.conns.get_mut(&id) {
+            c.delivered = Some(delivered);
+        }
+    }
+
     /// The files: one `peer-N.pcapng` per captured peer, in peer order, then
     /// `capture.json`, which maps files to peers and addresses and gives
     /// what the model counted of each peer's traffic: the handshakes,
     /// `piece` and `have` messages it sent whole (every byte handed to its
     /// uplink) and received whole (every byte delivered in order, as
-    /// `delivered(conn, side)` says), and its uTP data packets each way.
+    /// `delivered(conn, side)` says of a connection not over, or what it had
+    /// received when it was), and its uTP data packets each way.
     pub fn finish(mut self, delivered: impl Fn(u32, usize) -> u64) -> Vec<CaptureFile> {
         for (&id, c) in &self.conns {
             for s in 0..2 {
@@ -380,7 +393,8 @@ impl Capture {
                     add(&mut self.hosts[from as usize].sent.messages, c.streams[s].complete_below(c.sent_hi[s]));
                 }
                 if to != NOT {
-                    let got = c.streams[s].complete_below(delivered(id, 1 - s));
+                    let got = c.delivered.map_or_else(|| delivered(id, 1 - s), |d| d[1 - s]);
+                    let got = c.streams[s].complete_below(got);
                     add(&mut self.hosts[to as usize].received.messages, got);
                 }
             }

@@ -2,6 +2,7 @@
 //! uTP (see [`crate::scenario::swarm`] for the scenario and
 //! [`crate::topology::swarm`] for the world it builds).
 
+pub(crate) mod connections;
 pub(crate) mod recorder;
 mod report;
 
@@ -54,4 +55,74 @@ pub fn run_swarm_checked(sc: &SwarmScenario) -> (SwarmOutput, u64) {
     assert_eq!(s.sent_packets, s.delivered_packets + s.dropped_packets + s.lost_packets + packets);
     assert_eq!(s.sent_bytes, s.delivered_bytes + s.dropped_bytes + s.lost_bytes + bytes);
     (report::report(sc, w), packets)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::AnyScenario;
+    use crate::world::ConnTable;
+
+    /// Leechers arriving one by one and leaving when done (connections open
+    /// and close all run long), over TCP and uTP.
+    fn churning_swarm() -> SwarmScenario {
+        let toml = r#"
+            [run]
+            seed = 7
+            duration = "30 min"
+            [torrent]
+            size = "1 MB"
+            piece_size = "64 KiB"
+            [network]
+            rtt = "40 ms"
+            [network.access]
+            up = "2 Mbit/s"
+            down = "unlimited"
+            buffer = "1 s"
+            [metrics]
+            connections = true
+            send_log_peers = 4
+            [[peers]]
+            role = "seed"
+            upload_limit = "unlimited"
+            [[peers]]
+            role = "leecher"
+            count = 40
+            join = { poisson = "4 s", start = "0 s" }
+            departure = "leave"
+            upload_limit = "unlimited"
+            [[peers]]
+            role = "leecher"
+            count = 20
+            transport = "utp"
+            join = { poisson = "8 s", start = "0 s" }
+            departure = "leave"
+            upload_limit = "unlimited"
+        "#;
+        match AnyScenario::from_toml_str(toml, "churning.toml") {
+            Ok(AnyScenario::Swarm(s)) => s,
+            other => panic!("not a swarm: {:?}", other.err()),
+        }
+    }
+
+    fn run(sc: &SwarmScenario, recycle: bool) -> (SwarmOutput, usize) {
+        let mut w = build(sc);
+        w.f.conns = ConnTable::new(recycle);
+        let _ = w.run(Duration::from_secs(60), &mut |_| ControlFlow::Continue(()), None);
+        let places = w.f.conns.len();
+        (report::report(sc, w), places)
+    }
+
+    #[test]
+    fn reusing_the_places_of_connections_that_are_over_changes_no_table() {
+        let sc = churning_swarm();
+        let (kept, places_kept) = run(&sc, false);
+        let (reused, places_reused) = run(&sc, true);
+        for ((name, a), (_, b)) in kept.tables.iter().zip(&reused.tables) {
+            assert_eq!(a.digest(), b.digest(), "table {name}");
+        }
+        let conns = kept.table("connections").rows();
+        assert_eq!(places_kept, conns, "without reuse, a place per connection opened");
+        assert!(places_reused * 2 < conns, "{places_reused} places for {conns} connections");
+    }
 }

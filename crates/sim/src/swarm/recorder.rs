@@ -105,7 +105,7 @@ impl SwarmRecorder {
         }
     }
 
-    /// An application write of `bytes` on `link` of `peer`: its gap counts in
+    /// An application write of `bytes` on connection `conn` (its serial) of `peer`: its gap counts in
     /// the histogram at leechers, and `log` puts it in the send log.
     #[inline]
     #[allow(clippy::too_many_arguments)]
@@ -113,7 +113,7 @@ impl SwarmRecorder {
         &mut self,
         now: Time,
         peer: u32,
-        link: u32,
+        conn: u32,
         bytes: u32,
         gap: Option<Duration>,
         leecher: bool,
@@ -128,7 +128,7 @@ impl SwarmRecorder {
             let info = ep.info().expect("both transports send");
             self.send_t.push(now.as_secs_f64());
             self.send_peer.push(peer as i64);
-            self.send_conn.push((link / 2) as i64);
+            self.send_conn.push(conn as i64);
             self.send_bytes.push(bytes as i64);
             self.send_gap_s.push(gap.map_or(f64::NAN, |g| g.as_secs_f64()));
             self.send_srtt_ms.push(info.srtt.map_or(f64::NAN, |d| d.as_millis_f64()));

@@ -4,16 +4,18 @@ use torrentlab_engine::Time;
 use torrentlab_net::{BufferLimit, HostId};
 use torrentlab_transport::stream::Endpoint;
 
+use std::collections::HashMap;
+
+use super::connections::{connections_table, transports_table, ConnRow};
 use super::recorder::{gap_edges, take_uplink_logs, SwarmRecorder};
 use crate::apps::bittorrent::{Peer, Swarm};
 use crate::apps::cross::Cross;
 use crate::capture::CaptureFile;
-use crate::endpoint::TransportKind;
 use crate::scenario::swarm::SwarmScenario;
 use crate::table::Table;
 use crate::topology::household::{hosts, CROSS_APP};
 use crate::topology::swarm::SWARM_APP;
-use crate::world::{Conn, Perf, World};
+use crate::world::{Perf, World};
 use torrentlab_bittorrent::client::ClientStats;
 
 /// Everything one swarm run produces: named tables and performance counters.
@@ -40,7 +42,8 @@ pub(crate) fn report(sc: &SwarmScenario, mut world: World) -> SwarmOutput {
     let captures = match world.f.capture.take() {
         Some(cap) => {
             let conns = &world.f.conns;
-            cap.finish(|id, side| conns[id as usize].ep[side].delivered())
+            let index: HashMap<u32, usize> = conns.live().map(|(i, c)| (c.serial, i)).collect();
+            cap.finish(|serial, side| conns[index[&serial]].ep[side].delivered())
         }
         None => Vec::new(),
     };
@@ -48,6 +51,12 @@ pub(crate) fn report(sc: &SwarmScenario, mut world: World) -> SwarmOutput {
     let (f, end) = (&world.f, world.end);
     // A frames record for every connection (cross traffic's have none).
     w.frames.resize_with(f.conns.len(), crate::apps::ConnFrames::new);
+    // Every connection of the peers: those over, and those still open.
+    let mut rows = std::mem::take(&mut w.retired);
+    rows.extend(
+        f.conns.live().filter(|(_, c)| c.owner[0] == SWARM_APP as u32).map(|(i, c)| ConnRow::of(c, &w.frames[i])),
+    );
+    rows.sort_unstable_by_key(|r| r.serial);
     let n = w.peers.len();
     let mut rec = std::mem::take(&mut w.rec);
     let mut peers = Table::default();
@@ -91,40 +100,7 @@ pub(crate) fn report(sc: &SwarmScenario, mut world: World) -> SwarmOutput {
         .f64("first_unchoked_s", rec.first_unchoked.clone())
         .f64("upload_utilisation", utilisation.clone());
 
-    let mut conns = Table::default();
-    if sc.metrics.connections {
-        // The peers' connections (a household's cross traffic has its own tables).
-        let frames = &w.frames;
-        let ids: Vec<usize> = (0..f.conns.len()).filter(|&i| f.conns[i].owner[0] == SWARM_APP as u32).collect();
-        let col = |g: &dyn Fn(&Conn) -> u64| ids.iter().map(|&i| g(&f.conns[i]) as i64).collect::<Vec<_>>();
-        let piece = |s: usize| ids.iter().map(|&i| frames[i].piece_bytes[s] as i64).collect::<Vec<_>>();
-        let control =
-            |s: usize| ids.iter().map(|&i| (frames[i].framed[s] - frames[i].piece_bytes[s]) as i64).collect::<Vec<_>>();
-        let conn = |g: &dyn Fn(&Conn) -> String| ids.iter().map(|&i| g(&f.conns[i])).collect::<Vec<_>>();
-        conns
-            .i64("conn", ids.iter().map(|&i| i as i64).collect())
-            .i64("initiator", col(&|c| c.host[0] as u64))
-            .i64("acceptor", col(&|c| c.host[1] as u64))
-            .str("transport", conn(&|c| c.ep[0].kind().name().to_string()))
-            .f64("opened_s", ids.iter().map(|&i| f.conns[i].opened.as_secs_f64()).collect())
-            .f64(
-                "closed_s",
-                ids.iter().map(|&i| secs(f.conns[i].closed[0].into_iter().chain(f.conns[i].closed[1]).min())).collect(),
-            )
-            .i64("piece_bytes_forward", piece(0))
-            .i64("piece_bytes_reverse", piece(1))
-            .i64("stream_bytes_forward", col(&|c| c.written[0]))
-            .i64("stream_bytes_reverse", col(&|c| c.written[1]))
-            .i64("control_bytes_forward", control(0))
-            .i64("control_bytes_reverse", control(1))
-            .i64("wire_bytes_forward", col(&|c| c.wire_bytes[0]))
-            .i64("wire_bytes_reverse", col(&|c| c.wire_bytes[1]))
-            .i64(
-                "retransmitted_packets",
-                col(&|c| c.ep[0].counters().retransmitted_packets + c.ep[1].counters().retransmitted_packets),
-            )
-            .i64("timeouts", col(&|c| c.ep[0].counters().timeouts + c.ep[1].counters().timeouts));
-    }
+    let conns = if sc.metrics.connections { connections_table(&rows) } else { Table::default() };
 
     let [(_, haves), (_, chokes), (_, sends)] = rec.take_logs();
     let mut gaps = Table::default();
@@ -160,12 +136,12 @@ pub(crate) fn report(sc: &SwarmScenario, mut world: World) -> SwarmOutput {
         .i64("file_bytes", vec![sc.torrent.length as i64])
         .i64("pieces", vec![sc.torrent.pieces() as i64])
         .f64("wasted_ratio", vec![if total_down > 0 { total_wasted as f64 / total_down as f64 } else { f64::NAN }])
-        .i64("connections", vec![f.conns.len() as i64])
+        .i64("connections", vec![f.conns.opened() as i64])
         .i64("network_sent_packets", vec![ns.sent_packets as i64])
         .i64("network_dropped_packets", vec![ns.dropped_packets as i64])
         .i64("network_lost_packets", vec![ns.lost_packets as i64]);
     diagnostics(&mut summary, sc, &w.peers, &rec, &utilisation);
-    let transports = transports_table(&f.conns, &w.frames);
+    let transports = transports_table(&rows);
     let uplinks = uplinks_table(&w, &mut world.f.net, end);
     let uplink_queue = take_uplink_logs(&mut world.f.net, end);
     let uplink_delays = uplink_delays_table(&world.f.net, w.peers.len());
@@ -338,30 +314,5 @@ fn uplink_delays_table(net: &torrentlab_net::Network, n: usize) -> Table {
     }
     let mut t = Table::default();
     t.i64("peer", peer).f64("delay_lo_ms", lo).f64("delay_hi_ms", hi).i64("packets", packets);
-    t
-}
-
-/// One row per transport: its connections and what they carried, by kind
-/// (block payload of piece messages, every other byte of the messages
-/// written or being written into the streams, and IP bytes on the wire),
-/// both directions.
-fn transports_table(conns: &[Conn], frames: &[crate::apps::ConnFrames]) -> Table {
-    let mut rows: Vec<(TransportKind, [u64; 4])> = TransportKind::ALL.iter().map(|&k| (k, [0; 4])).collect();
-    for (c, fr) in conns.iter().zip(frames).filter(|(c, _)| c.owner[0] == SWARM_APP as u32) {
-        let r = &mut rows.iter_mut().find(|r| r.0 == c.ep[0].kind()).expect("every kind has a row").1;
-        r[0] += 1;
-        for s in 0..2 {
-            r[1] += fr.piece_bytes[s];
-            r[2] += fr.framed[s] - fr.piece_bytes[s];
-            r[3] += c.wire_bytes[s];
-        }
-    }
-    let col = |i: usize| rows.iter().map(|r| r.1[i] as i64).collect::<Vec<_>>();
-    let mut t = Table::default();
-    t.str("transport", rows.iter().map(|r| r.0.name().to_string()).collect())
-        .i64("connections", col(0))
-        .i64("piece_bytes", col(1))
-        .i64("control_bytes", col(2))
-        .i64("wire_bytes", col(3));
     t
 }

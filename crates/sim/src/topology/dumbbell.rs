@@ -15,7 +15,7 @@ use crate::apps::bulk::{Bulk, Flow};
 use crate::endpoint::{Transport, TransportKind};
 use crate::recorder::Recorder;
 use crate::scenario::{ClockOffsets, Scenario, StartSpec};
-use crate::world::{Fabric, Link, Route, World};
+use crate::world::{ConnTable, Fabric, Link, Route, World};
 
 /// RNG stream kind tag for flows (see [`EntityId::new`]).
 const RNG_KIND_FLOW: u16 = 2;
@@ -65,7 +65,7 @@ pub(crate) fn build(sc: &Scenario) -> World {
         .collect();
     let end = Time::ZERO + sc.duration;
     let app = BULK_APP as u32;
-    let mut f = Fabric::new(net, Route::PerConnection, 2 * sc.flows.len(), Vec::new(), end);
+    let mut f = Fabric::new(net, Route::PerConnection, 2 * sc.flows.len(), ConnTable::new(false), end);
     let mut flows = Vec::with_capacity(sc.flows.len());
     for (i, fs) in sc.flows.iter().enumerate() {
         let mut rng = EntityRng::new(sc.seed, EntityId::new(RNG_KIND_FLOW, i as u64));

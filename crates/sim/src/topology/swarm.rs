@@ -10,12 +10,11 @@ use torrentlab_engine::{Duration, EntityId, EntityRng, Time};
 use torrentlab_net::{HostConfig, HostId, Latency, Network};
 
 use crate::apps::bittorrent::{ClassProto, Peer, Swarm};
-use crate::hugepages;
 use crate::scenario::pacing::Pacing;
 use crate::scenario::swarm::{JoinSpec, SwarmScenario};
 use crate::scenario::ClockOffsets;
 use crate::swarm::recorder::SwarmRecorder;
-use crate::world::{Fabric, PaceRule, Route, World};
+use crate::world::{ConnTable, Fabric, PaceRule, Route, World};
 
 /// RNG stream kinds (see [`EntityId::new`]).
 const RNG_PICKER: u16 = 20;
@@ -66,7 +65,7 @@ pub(crate) fn build(sc: &SwarmScenario) -> World {
     let route = lanes(&hosts, &latency);
     let net = Network::new(sc.seed, &hosts, latency);
     let end = Time::ZERO + sc.duration;
-    let mut f = Fabric::new(net, route.0, route.1, connection_table(&peers), end);
+    let mut f = Fabric::new(net, route.0, route.1, connection_table(), end);
     if let Some(spec) = &sc.capture {
         f.capture = Some(Box::new(crate::capture::for_swarm(sc, spec, &class_of)));
     }
@@ -147,18 +146,11 @@ pub(super) fn lanes(hosts: &[HostConfig], latency: &Latency) -> (Route, usize) {
     (Route::ByPath { src: lane_src, dst: lane_dst, dsts: lane_dsts }, lane_count)
 }
 
-/// An empty connection table with room for what the peers will dial.
-pub(super) fn connection_table(peers: &[Peer]) -> Vec<crate::world::Conn> {
-    // Every connection is dialled by someone: room for twice each peer's
-    // initiations up front (peers dial again as connections close: the
-    // full-size E0 point opens 1.3 times its first dials), on huge pages
-    // from the first touch. Growing the table mid-run would copy it and
-    // fault in a second one; the reserve that is never used costs address
-    // space, not memory (beyond 131,072 connections, the table grows).
-    let dials: usize = peers.iter().map(|p| p.client.config().max_initiate as usize).sum();
-    let conns = Vec::with_capacity((2 * dials).min(1 << 17));
-    hugepages::advise(&conns);
-    conns
+/// An empty connection table for a swarm.
+pub(super) fn connection_table() -> ConnTable {
+    // A swarm closes most of the connections it opens long before the end
+    // (refused, duplicates, seeds on seeds): their places are reused.
+    ConnTable::new(true)
 }
 
 /// The BitTorrent application over `peers`, its timers and pacers in `f`,

@@ -77,6 +77,11 @@ pub(crate) trait App {
     /// `link`'s connection died (reset, or given up).
     fn closed(&mut self, _now: Time, _f: &mut Fabric, _link: Link, _slot: u32) {}
 
+    /// Connection `conn`, whose side 0 this application owns, is over
+    /// (see [`super::ConnTable`]): the last look at it before its place
+    /// goes to another connection (for reports: name it by its serial).
+    fn retire(&mut self, _f: &Fabric, _conn: u32) {}
+
     /// Hands over growing logs, if there are `sp.rows` rows or more.
     fn spill(&mut self, _now: Time, _f: &mut Fabric, _sp: &mut Spill<'_>) {}
 

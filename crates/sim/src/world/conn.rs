@@ -4,6 +4,8 @@
 
 use torrentlab_engine::Time;
 
+use torrentlab_transport::stream::Endpoint;
+
 use crate::endpoint::Transport;
 use crate::timer::Timer;
 
@@ -30,6 +32,8 @@ pub(crate) struct Conn {
     pub connected: bool,
     /// The acceptor's owner has been asked (accept or refuse).
     pub asked: bool,
+    /// Packets of this connection on the network or held by a pacer.
+    pub in_flight: u32,
     /// The owner of side `s` is told when `s` has received this many bytes
     /// in order (`u64::MAX`: never); see `Fabric::set_read_mark`.
     pub read_mark: [u64; 2],
@@ -42,6 +46,22 @@ pub(crate) struct Conn {
     pub ep: [Transport; 2],
     pub opened: Time,
     pub closed: [Option<Time>; 2],
+    /// Its place in the order connections were opened: what reports call
+    /// it (its index may have served a connection before; see
+    /// [`super::ConnTable`]).
+    pub serial: u32,
+    pub life: Life,
+}
+
+/// Where a connection is in its life as the table sees it (see [`super::ConnTable`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Life {
+    /// Something may still refer to it.
+    Live,
+    /// Over: its owner is shown it a last time at the next event.
+    Ripe,
+    /// Over and retired: its place waits for the next connection opened.
+    Free,
 }
 
 impl Conn {
@@ -60,7 +80,22 @@ impl Conn {
             ep,
             opened: now,
             closed: [None; 2],
+            in_flight: 0,
+            serial: 0,
+            life: Life::Live,
         }
+    }
+
+    /// Nothing refers to the connection any more: both owners let it go,
+    /// both endpoints are dead, no packet of it is on its way, and neither
+    /// endpoint timer has an event queued. A dead endpoint sends nothing
+    /// unless a packet reaches it, so the connection stays over.
+    #[inline]
+    pub fn is_over(&self) -> bool {
+        self.slot == [NO_SLOT; 2]
+            && self.in_flight == 0
+            && self.timer.iter().all(Timer::idle)
+            && self.ep.iter().all(|e| !e.is_alive())
     }
 }
 
@@ -74,5 +109,6 @@ mod tests {
         assert_eq!(align_of::<Conn>(), 64);
         assert!(offset_of!(Conn, written) + 16 <= offset_of!(Conn, ep));
         assert_eq!(offset_of!(Conn, ep), 128, "the endpoints start the third line");
+        assert!(offset_of!(Conn, in_flight) < 64, "counted with every packet, beside the hosts");
     }
 }

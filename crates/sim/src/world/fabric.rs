@@ -10,13 +10,13 @@ use torrentlab_transport::stream::{Endpoint, Wire};
 use torrentlab_transport::tcp::SackBlocks;
 
 use super::app::Link;
-use super::conn::{Conn, NO_SLOT};
+use super::conn::{Conn, Life, NO_SLOT};
+use super::conn_table::ConnTable;
 use super::pacer::{Offer, PaceRule, Pacer};
 use super::packet::{Hop, InFlight, PacketLanes};
 use super::Ev;
 use crate::capture::Capture;
 use crate::endpoint::Transport;
-use crate::hugepages;
 use crate::timer::Tag;
 
 /// Which FIFO lane a packet waits in on its way to a downlink or host.
@@ -50,7 +50,7 @@ pub(crate) struct Fabric {
     route: Route,
     /// Packets that left a host's downlink, one lane per host.
     host_lanes: PacketLanes,
-    pub conns: Vec<Conn>,
+    pub conns: ConnTable,
     /// Ends with something new to send: (conn, side), driven last first.
     dirty: Vec<(u32, u8)>,
     /// Application timers: (application, its key).
@@ -69,7 +69,7 @@ pub(crate) struct Fabric {
 impl Fabric {
     /// `lanes`: how many lanes `route` needs. The run ends at `end` at the
     /// latest (the first event queued, so it comes before anything else due then).
-    pub fn new(net: Network, route: Route, lanes: usize, conns: Vec<Conn>, end: Time) -> Fabric {
+    pub fn new(net: Network, route: Route, lanes: usize, conns: ConnTable, end: Time) -> Fabric {
         let hosts = net.host_count();
         let mut q = EventQueue::new();
         q.schedule(end, Ev::End);
@@ -93,9 +93,7 @@ impl Fabric {
     /// endpoints, side `s` owned by application `owners[s]`. Nothing is sent
     /// until the dialling end is written to or [`Fabric::flush`]ed.
     pub fn open(&mut self, now: Time, hosts: [HostId; 2], owners: [u32; 2], ep: [Transport; 2]) -> u32 {
-        let id = self.conns.len() as u32;
-        hugepages::push(&mut self.conns, Conn::new(now, [hosts[0].0, hosts[1].0], owners, ep));
-        id
+        self.conns.push(Conn::new(now, [hosts[0].0, hosts[1].0], owners, ep))
     }
 
     /// Dials: opens a connection whose side 0 is `slot` of its owner, and
@@ -128,6 +126,7 @@ impl Fabric {
     pub fn write(&mut self, link: Link, bytes: u64) -> bool {
         let (ci, s) = (link.conn(), link.side());
         let c = &mut self.conns[ci];
+        debug_assert_eq!(c.life, Life::Live, "{link:?} was let go before");
         super::hints::hint_endpoint(&c.ep[s]);
         c.ep[s].write(bytes);
         c.written[s] += bytes;
@@ -203,11 +202,14 @@ impl Fabric {
     pub fn abort(&mut self, now: Time, link: Link) {
         let (ci, s) = (link.conn(), link.side());
         let c = &mut self.conns[ci];
+        debug_assert_eq!(c.life, Life::Live, "{link:?} was let go before");
         c.slot[s] = NO_SLOT;
         c.closed[s].get_or_insert(now);
         if c.ep[s].is_alive() {
             c.ep[s].abort();
             self.mark(ci as u32, s);
+        } else {
+            self.conns.check(ci as u32);
         }
     }
 
@@ -282,6 +284,9 @@ impl Fabric {
         if let (Some(d), Some(tag)) = (d, c.timer[s].arm(d)) {
             self.q.schedule(d.max(now), Ev::EpTimer { conn: ci, side: s as u8, tag });
         }
+        if c.slot == [NO_SLOT; 2] {
+            self.conns.check(ci);
+        }
     }
 
     /// Puts `pkt`, sent by side `s` of connection `ci` from host `src`, on
@@ -290,13 +295,15 @@ impl Fabric {
     fn emit(&mut self, now: Time, ci: u32, s: usize, src: u32, dst: u32, pkt: &Wire) {
         if let Some(cap) = self.capture.as_deref_mut() {
             let c = &self.conns[ci as usize];
-            capture_sent(cap, now, ci, s, c, pkt);
+            capture_sent(cap, now, c.serial, s, c, pkt);
         }
         // Looked up per packet: most calls send none (a delayed ACK
         // waits, Nagle holds), and few send more than one.
         let lane = self.route.lane(ci, s, src, dst);
         let wire = pkt.wire_len();
-        self.conns[ci as usize].wire_bytes[s] += wire as u64;
+        let c = &mut self.conns[ci as usize];
+        c.wire_bytes[s] += wire as u64;
+        c.in_flight += 1;
         let len = pkt.payload_len() as usize;
         if len > 0 {
             if len >= self.payload_hist.len() {
@@ -305,7 +312,10 @@ impl Fabric {
             self.payload_hist[len] += 1;
         }
         let (hop, time) = match self.net.send(now, HostId(src), HostId(dst), wire) {
-            Transit::Dropped { .. } => return,
+            Transit::Dropped { .. } => {
+                self.conns[ci as usize].in_flight -= 1;
+                return;
+            }
             Transit::AtLink { link, time } => (Hop::Link(link), time),
             Transit::AtHost { time, .. } => (Hop::Host, time),
         };
@@ -342,8 +352,13 @@ impl Fabric {
                 let dst = self.conns[ci as usize].host[1 - s];
                 self.emit(now, ci, s, src, dst, pkt);
             }
-            Offer::Held { wake: Some(at) } => self.q.schedule(at, Ev::Pace { host: src }),
-            Offer::Held { wake: None } => {}
+            Offer::Held { wake } => {
+                // Counted as on its way: the pacer refers to the connection.
+                self.conns[ci as usize].in_flight += 1;
+                if let Some(at) = wake {
+                    self.q.schedule(at, Ev::Pace { host: src });
+                }
+            }
         }
         true
     }
@@ -356,7 +371,9 @@ impl Fabric {
             self.q.schedule(at, Ev::Pace { host });
         }
         if let Some((ci, s, pkt)) = held {
-            let dst = self.conns[ci as usize].host[1 - s as usize];
+            let c = &mut self.conns[ci as usize];
+            c.in_flight -= 1;
+            let dst = c.host[1 - s as usize];
             self.emit(now, ci, s as usize, host, dst, &pkt);
         }
     }
@@ -392,7 +409,10 @@ impl Fabric {
         match x.hop() {
             Hop::Link(link) => {
                 match self.net.arrive(now, link, x.wire) {
-                    Transit::Dropped { .. } => {}
+                    Transit::Dropped { .. } => {
+                        self.conns[x.conn as usize].in_flight -= 1;
+                        self.conns.check(x.conn);
+                    }
                     Transit::AtHost { host, time } => {
                         if self.host_lanes.push(host.0 as usize, time, x.to_host(), &sack) {
                             self.q.schedule_head(time, Ev::HostLane { host: host.0 });
@@ -405,7 +425,10 @@ impl Fabric {
             Hop::Host => {
                 let s = x.to as usize;
                 let c = &mut self.conns[x.conn as usize];
+                debug_assert_eq!(c.life, Life::Live, "a packet reached a connection that is over");
+                c.in_flight -= 1;
                 if !self.net.ingress(HostId(c.host[s]), x.wire) {
+                    self.conns.check(x.conn);
                     return None;
                 }
                 if x.len > 0 {
@@ -413,7 +436,7 @@ impl Fabric {
                 }
                 let w = x.wire(sack);
                 if let Some(cap) = self.capture.as_deref_mut() {
-                    capture_arrived(cap, now, x.conn, s, c.host, &w);
+                    capture_arrived(cap, now, c.serial, s, c.host, &w);
                 }
                 c.ep[s].handle(now, &w);
                 Some((x.conn, s))

@@ -14,6 +14,7 @@
 
 mod app;
 mod conn;
+mod conn_table;
 mod fabric;
 mod hints;
 pub(crate) mod pacer;
@@ -22,7 +23,8 @@ pub(crate) mod packet;
 mod properties;
 
 pub(crate) use app::{App, Link};
-pub(crate) use conn::{Conn, NO_SLOT};
+pub(crate) use conn::{Conn, Life, NO_SLOT};
+pub(crate) use conn_table::ConnTable;
 pub(crate) use fabric::{Fabric, Route};
 pub(crate) use pacer::PaceRule;
 
@@ -114,9 +116,15 @@ impl Packed for Ev {
 /// they waited are sifted out or moved when their bucket of time comes up
 /// (see [`crate::timer::Timer::sift`]); other events stay.
 #[inline]
-fn sift_timer(conns: &mut [Conn], at: Time, ev: &Ev) -> Sift {
+fn sift_timer(conns: &mut ConnTable, at: Time, ev: &Ev) -> Sift {
     match *ev {
-        Ev::EpTimer { conn, side, tag } => conns[conn as usize].timer[side as usize].sift(tag, at),
+        Ev::EpTimer { conn, side, tag } => {
+            let sift = conns[conn as usize].timer[side as usize].sift(tag, at);
+            if sift == Sift::Drop {
+                conns.check(conn);
+            }
+            sift
+        }
         _ => Sift::Keep,
     }
 }
@@ -146,6 +154,9 @@ impl World {
     ) -> ControlFlow<()> {
         let mut pacer = Pacer::new(every);
         while let Some((now, ev)) = self.f.q.pop_sifted(|at, ev| sift_timer(&mut self.f.conns, at, ev)) {
+            if self.f.conns.has_ripe() {
+                self.retire_ripe();
+            }
             if pacer.due(now) {
                 watch(self.look(now))?;
                 if let Some(sp) = spill.as_deref_mut() {
@@ -169,9 +180,14 @@ impl World {
                 Ev::EpTimer { conn, side, tag } => {
                     // Every change of an endpoint's deadline goes through `drive`.
                     match self.f.conns[conn as usize].timer[side as usize].fire_following(tag, now) {
-                        Firing::Stale => {}
+                        Firing::Stale => self.f.conns.check(conn),
                         Firing::Moved(t) => self.f.q.schedule(t, Ev::EpTimer { conn, side, tag }),
                         Firing::Due => {
+                            debug_assert_eq!(
+                                self.f.conns[conn as usize].life,
+                                Life::Live,
+                                "a timer of a connection over"
+                            );
                             let ep = &mut self.f.conns[conn as usize].ep[side as usize];
                             hints::hint_endpoint(ep);
                             ep.handle_timeout(now);
@@ -197,6 +213,22 @@ impl World {
             }
         }
         watch(self.look(self.end))
+    }
+
+    /// Shows the owner of each ripe connection it a last time, then frees
+    /// its place (see [`ConnTable`]). Called between events, when no end
+    /// waits to be driven.
+    #[cold]
+    fn retire_ripe(&mut self) {
+        for ci in self.f.conns.take_ripe() {
+            let owner = self.f.conns[ci as usize].owner[0];
+            self.apps[owner as usize].retire(&self.f, ci);
+            if let Some(cap) = self.f.capture.as_deref_mut() {
+                let c = &self.f.conns[ci as usize];
+                cap.retire(c.serial, [c.ep[0].delivered(), c.ep[1].delivered()]);
+            }
+            self.f.conns.release(ci);
+        }
     }
 
     /// What a watch sees at `now`: the time, and the share of the work done

@@ -188,7 +188,7 @@ proptest! {
             }
         }
         // ...and on every connection: nobody reads more than was written.
-        for c in &f.conns {
+        for (_, c) in f.conns.live() {
             for s in 0..2 {
                 prop_assert!(c.ep[1 - s].delivered() <= c.written[s]);
             }
@@ -212,7 +212,7 @@ proptest! {
                 w.f.net.link_mut(up).stats(end).dropped_packets
             })
             .collect();
-        for (i, conn) in w.f.conns.iter().enumerate() {
+        for (i, conn) in w.f.conns.live() {
             for (s, ep) in conn.ep.iter().enumerate() {
                 let got = ep.counters().max_delay_sample;
                 let bound = match ep.kind() {
