@@ -53,6 +53,11 @@ pub struct ClientConfig {
     pub allowed_fast_set_size: u32,
     /// Whose piece-picking order: mainline's or libtorrent's.
     pub pick_order: PickOrder,
+    /// libtorrent's `whole_pieces_threshold`, s (20; 0: off, as mainline):
+    /// a peer whose download rate would bring a whole piece within it is
+    /// given whole pieces (`prefer_contiguous_blocks`, queued in its request
+    /// queue). Needs libtorrent's pipeline and order.
+    pub whole_pieces_threshold: u32,
 }
 
 impl ClientConfig {
@@ -78,6 +83,7 @@ impl ClientConfig {
             fast_extension: false,
             allowed_fast_set_size: 0,
             pick_order: PickOrder::Mainline,
+            whole_pieces_threshold: 0,
         }
     }
 
@@ -91,7 +97,8 @@ impl ClientConfig {
     /// throttled beside uploading uTP peers (`peer_proportional`), upload
     /// quota handed out in 500 ms ticks (its bandwidth manager), the
     /// estimated IP overhead charged to it (`rate_limit_ip_overhead`), the
-    /// Fast Extension (allowed-fast sets of 5) and its piece order.
+    /// Fast Extension (allowed-fast sets of 5) and its piece order, with
+    /// whole pieces for peers that would send one within 20 s.
     pub fn libtorrent(upload_rate: Option<f64>) -> Self {
         ClientConfig {
             upload_rate,
@@ -112,6 +119,7 @@ impl ClientConfig {
             fast_extension: true,
             allowed_fast_set_size: 5,
             pick_order: PickOrder::Libtorrent,
+            whole_pieces_threshold: 20,
         }
     }
 }

@@ -14,7 +14,8 @@
 //! `endgame` (the last blocks asked of everyone, with cancels), `holders`
 //! (which remotes have each piece, dense), `fast` (the Fast Extension of
 //! BEP 6: `have_all`/`have_none`, allowed-fast pieces served and requested
-//! while choked, rejected requests).
+//! while choked, rejected requests), `request_queue` (libtorrent's request
+//! queue, and the whole pieces it gives fast peers).
 
 mod config;
 pub mod conn;
@@ -23,6 +24,7 @@ mod download;
 mod endgame;
 mod fast;
 mod holders;
+mod request_queue;
 mod rows;
 mod slot_set;
 mod upload;
@@ -31,6 +33,8 @@ mod upload;
 mod connect_tests;
 #[cfg(test)]
 mod libtorrent_tests;
+#[cfg(test)]
+mod request_queue_tests;
 #[cfg(test)]
 mod tests;
 
@@ -162,6 +166,8 @@ pub struct Client<P = PiecePicker, C = AnyChoker, L = AnyLimiter> {
     /// Shuffles (end game, requests after a choke).
     rng: EntityRng,
     scratch: Vec<(u32, u32)>,
+    /// Whole-piece pick scratch: pieces and how many of their blocks.
+    takes: Vec<(u32, u32)>,
     /// End game's outstanding blocks (mainline `all_requests`): those
     /// requested when it began, each taken off as it arrives.
     all_requests: Vec<BlockRef>,
@@ -252,6 +258,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             choker_rng,
             rng,
             scratch: Vec::new(),
+            takes: Vec::new(),
             all_requests: Vec::new(),
             lost: Vec::new(),
             lost_interests: Vec::new(),
@@ -472,17 +479,13 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         match m {
             Message::KeepAlive | Message::Port { .. } | Message::Bitfield { .. } => {}
             Message::Choke => {
-                let c = self.conn(slot);
-                c.remote_choking = true;
-                if c.fast.is_some() {
-                    // BEP 6: a choke cancels nothing; the remote rejects
-                    // what it will not serve.
-                    self.unchoking.remove(slot);
-                } else {
-                    let active = std::mem::take(&mut c.active);
-                    self.unchoking.remove(slot);
-                    self.let_go(now, &active, io);
-                }
+                self.conn(slot).remote_choking = true;
+                // BEP 6: with the Fast Extension a choke cancels no request
+                // (the remote rejects what it will not serve); the blocks
+                // not requested yet go back all the same.
+                let dropped = self.dropped_on_choke(slot);
+                self.unchoking.remove(slot);
+                self.let_go(now, &dropped, io);
             }
             Message::Unchoke => {
                 let c = self.conn(slot);
@@ -573,6 +576,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         if let Some(t) = self.next_second.filter(|&t| t <= now) {
             self.next_second = Some(t + Duration::from_secs(1));
             self.second_tick(now, io);
+            self.release_snubbed(now, io);
         }
         if let Some(t) = self.next_keepalive.filter(|&t| t <= now) {
             self.next_keepalive = Some(t + self.cfg.keepalive_interval);
