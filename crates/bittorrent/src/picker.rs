@@ -18,12 +18,15 @@
 //! * **end game**: once every block of every missing piece has been requested.
 //!
 //! The libtorrent profile picks in libtorrent's order instead
-//! ([`PickOrder::Libtorrent`], module [`libtorrent`]); the block bookkeeping is
-//! the same.
+//! ([`PickOrder::Libtorrent`], module [`libtorrent`]), with whole pieces for
+//! fast peers (module [`whole_pieces`]); the block bookkeeping is the same.
 //!
 //! Random choices draw from the picker's own stream, so runs are reproducible.
 
 mod libtorrent;
+mod whole_pieces;
+
+pub use whole_pieces::ALL_BLOCKS;
 
 use torrentlab_engine::EntityRng;
 
@@ -99,6 +102,24 @@ pub trait Picker: Send {
     fn in_end_game(&self) -> bool;
     /// The piece to request blocks from next, among those `peer` has.
     fn pick(&mut self, peer: &Bitfield, ctx: PickContext) -> Option<u32>;
+    /// libtorrent's whole-piece preference for a fast peer: the pieces to
+    /// request and how many free blocks of each ([`ALL_BLOCKS`]: all),
+    /// appended to `out`, at least `num_blocks` of them where it can;
+    /// `prefer`: `prefer_contiguous_blocks`; `mine(piece)`: blocks of it
+    /// outstanding with this peer. `false` when the picker has no such
+    /// mode or it does not apply now (then [`Picker::pick`] picks). See
+    /// [`PiecePicker::pick_whole_pieces`].
+    fn pick_whole_pieces(
+        &mut self,
+        _peer: &Bitfield,
+        _ctx: PickContext,
+        _num_blocks: u32,
+        _prefer: u32,
+        _mine: &dyn Fn(u32) -> u32,
+        _out: &mut Vec<(u32, u32)>,
+    ) -> bool {
+        false
+    }
     /// Marks the next block of `piece` requested and returns it.
     fn next_block(&mut self, piece: u32) -> Option<u32>;
     /// Blocks of `piece` are about to be requested from a peer; `from_seed`
@@ -139,6 +160,17 @@ impl Picker for PiecePicker {
     }
     fn pick(&mut self, peer: &Bitfield, ctx: PickContext) -> Option<u32> {
         PiecePicker::pick_for(self, peer, ctx)
+    }
+    fn pick_whole_pieces(
+        &mut self,
+        peer: &Bitfield,
+        ctx: PickContext,
+        num_blocks: u32,
+        prefer: u32,
+        mine: &dyn Fn(u32) -> u32,
+        out: &mut Vec<(u32, u32)>,
+    ) -> bool {
+        PiecePicker::pick_whole_pieces(self, peer, ctx, num_blocks, prefer, mine, out)
     }
     fn next_block(&mut self, piece: u32) -> Option<u32> {
         PiecePicker::next_block(self, piece)
@@ -423,14 +455,20 @@ impl PiecePicker {
     }
 
     /// A request was dropped (choke, lost peer): the block may be requested
-    /// again. In end game requests stay outstanding elsewhere, so nothing changes.
+    /// again. In mainline's end game requests stay outstanding elsewhere, so
+    /// nothing changes. libtorrent has no end game of the torrent, only each
+    /// peer's (`abort_download` frees the block whenever no other peer has
+    /// it requested): in its order the block is free again and end game
+    /// over, the caller having checked that no other peer still has it asked.
     pub fn block_unrequested(&mut self, piece: u32, block: u32) {
-        if self.end_game || self.state(piece, block) != BlockState::Requested {
+        let sticky = self.end_game && self.order == PickOrder::Mainline;
+        if sticky || self.state(piece, block) != BlockState::Requested {
             return;
         }
         self.set_state(piece, block, BlockState::Free);
         self.pieces[piece as usize].requested -= 1;
         self.free_blocks += 1;
+        self.end_game = false;
         self.refresh(piece);
     }
 
@@ -612,6 +650,22 @@ mod tests {
         p.block_unrequested(2, 0);
         assert!(p.in_end_game(), "end game, once entered, stays");
         assert!(p.is_outstanding(2, 0), "in end game a dropped request stays outstanding elsewhere");
+    }
+
+    #[test]
+    fn in_libtorrents_order_a_request_dropped_in_end_game_frees_its_block_and_ends_end_game() {
+        for order in [PickOrder::Libtorrent, PickOrder::Mainline] {
+            let mut p = picker(5).with_order(order);
+            for i in 0..5 {
+                while p.next_block(i).is_some() {}
+            }
+            assert!(p.in_end_game());
+            p.block_unrequested(2, 0);
+            let lt = order == PickOrder::Libtorrent;
+            assert_eq!(p.in_end_game(), !lt, "{order:?}: libtorrent has no torrent-wide end game to stay in");
+            assert_eq!(p.has_free_blocks(2), lt, "{order:?}");
+            assert_eq!(p.next_block(2), lt.then_some(0), "{order:?}");
+        }
     }
 
     #[test]

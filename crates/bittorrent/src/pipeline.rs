@@ -145,11 +145,68 @@ impl RequestQueue {
     pub fn average(&self) -> u64 {
         self.average
     }
+
+    /// libtorrent `request_a_block`: how many blocks this peer should be
+    /// given in whole pieces (`prefer_contiguous_blocks`), from its download
+    /// rate (`download_payload_rate`: this queue's 5-second average, bytes/s):
+    /// the bytes it would send in `threshold_s` seconds
+    /// (`whole_pieces_threshold`, 0: off), at most 8 MiB, in whole pieces of
+    /// `piece_length` bytes (rounded down), times the blocks per piece.
+    /// 0 when not even one piece would come within the threshold.
+    pub fn prefer_contiguous_blocks(&self, threshold_s: u32, piece_length: u64) -> u32 {
+        if threshold_s == 0 || piece_length == 0 {
+            return 0;
+        }
+        let window = (self.average * threshold_s as u64).min(Self::WHOLE_PIECES_WINDOW_CAP);
+        let pieces = window / piece_length;
+        let blocks_per_piece = piece_length / BLOCK_BYTES.min(piece_length);
+        (pieces * blocks_per_piece).min(u32::MAX as u64) as u32
+    }
+
+    /// The cap on `prefer_contiguous_blocks`' window (8 MiB), bytes.
+    pub const WHOLE_PIECES_WINDOW_CAP: u64 = 8 * 1024 * 1024;
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A queue whose 5-second average is `rate` bytes/s.
+    fn averaging(rate: u64) -> RequestQueue {
+        RequestQueue { average: rate, ..RequestQueue::default() }
+    }
+
+    #[test]
+    fn whole_pieces_are_preferred_from_the_rate_that_fetches_one_piece_within_20_s_in_whole_pieces_of_blocks() {
+        let piece = 262_144; // 16 blocks
+                             // 262,144 / 20 = 13,107.2 B/s for one piece in 20 s.
+        assert_eq!(averaging(13_107).prefer_contiguous_blocks(20, piece), 0, "262,140 B: not a whole piece");
+        assert_eq!(averaging(13_108).prefer_contiguous_blocks(20, piece), 16, "262,160 B: one piece");
+        assert_eq!(averaging(39_321).prefer_contiguous_blocks(20, piece), 32, "786,420 B: two, rounded down");
+        assert_eq!(averaging(39_322).prefer_contiguous_blocks(20, piece), 48);
+        assert_eq!(averaging(1_000_000).prefer_contiguous_blocks(20, piece), 512, "the window is capped at 8 MiB");
+        assert_eq!(averaging(1_000_000).prefer_contiguous_blocks(0, piece), 0, "threshold 0: off");
+        assert_eq!(averaging(30_000).prefer_contiguous_blocks(20, 32_768), 36, "600,000 B: 18 pieces of 2 blocks");
+        assert_eq!(averaging(1_000).prefer_contiguous_blocks(20, 8_192), 2, "a block is the piece below 16 KiB");
+    }
+
+    #[test]
+    fn the_rate_whole_pieces_are_preferred_from_is_the_five_second_average_updated_each_second() {
+        let mut q = RequestQueue::default();
+        for _ in 0..4 {
+            q.on_block(16_384); // 65,536 B in the first second
+        }
+        assert_eq!(q.prefer_contiguous_blocks(20, 262_144), 0, "nothing averaged before the tick");
+        q.second_tick(true);
+        assert_eq!(q.average(), 13_107, "65,536 / 5");
+        assert_eq!(q.prefer_contiguous_blocks(20, 262_144), 0, "just short of a piece in 20 s");
+        for _ in 0..4 {
+            q.on_block(16_384);
+        }
+        q.second_tick(true);
+        assert_eq!(q.average(), 13_107 * 4 / 5 + 13_107);
+        assert_eq!(q.prefer_contiguous_blocks(20, 262_144), 16);
+    }
 
     #[test]
     fn the_mainline_depth_table_is_reproduced() {

@@ -86,8 +86,13 @@ pub struct PeerConn {
     /// Bytes/s the remote sends us in piece messages (20 s window); its
     /// `total()` is the block bytes received.
     pub down_rate: RateMeasure,
-    /// Our requests to the remote not answered yet.
+    /// Our requests to the remote not answered yet (libtorrent's download
+    /// queue).
     pub active: Vec<BlockRef>,
+    /// Blocks picked for the remote and not requested yet, oldest first
+    /// (libtorrent's request queue `m_request_queue`: whole pieces beyond
+    /// the queue size wait here, marked requested in the picker).
+    pub pending: Vec<BlockRef>,
     /// Pieces the remote has (bitfield, then HAVEs).
     pub have: Bitfield,
     /// Control messages held back until that piece message is finished.
@@ -149,6 +154,7 @@ impl PeerConn {
             am_interested: false,
             example_interest: NO_PIECE,
             active: Vec::new(),
+            pending: Vec::new(),
             queued: VecDeque::new(),
             partial_left: 0,
             outq: Vec::new(),

@@ -172,7 +172,9 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         if c.ready() {
             self.picker.peer_bitfield(&c.have, false);
             self.choker.remove_peer(slot);
-            self.let_go(now, &c.active, io);
+            let mut dropped = c.active;
+            dropped.extend_from_slice(&c.pending);
+            self.let_go(now, &dropped, io);
             if !c.am_choking && c.remote_interested && !self.left {
                 self.rechoke(now, io, true);
             }

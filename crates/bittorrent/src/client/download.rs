@@ -11,7 +11,7 @@ use super::{rows, Client, Io, Note};
 use crate::bitfield::Bitfield;
 use crate::choker::Choker;
 use crate::limiter::UploadLimiter;
-use crate::picker::{Arrival, PickContext, Picker};
+use crate::picker::{Arrival, PickContext, PickOrder, Picker};
 use crate::pipeline::Pipeline;
 use crate::torrent::BLOCK;
 use crate::tracker::AnnounceEvent;
@@ -137,6 +137,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             }
             return;
         }
+        self.send_pending(now, slot, io);
         let Some(backlog) = self.room(now, slot) else { return };
         self.ask(now, slot, only, |c, pieces| c.first_offered(slot, pieces).is_some(), backlog, io);
     }
@@ -193,7 +194,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     #[inline]
     fn nothing_offered(&mut self, slot: u32, io: &mut dyn Io) {
         let c = self.cref(slot);
-        if c.active.is_empty() && c.am_interested {
+        if c.active.is_empty() && c.pending.is_empty() && c.am_interested {
             self.set_interested(slot, false, io);
         }
     }
@@ -203,7 +204,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     /// (requests outstanding and no piece data for `snub_time`: libtorrent
     /// snubs only a peer with requests; that it stays snubbed until a piece
     /// arrives is not modelled).
-    fn pick_context(&self, now: Time, slot: u32) -> PickContext {
+    pub(super) fn pick_context(&self, now: Time, slot: u32) -> PickContext {
         let snubbed =
             !self.cref(slot).active.is_empty() && now.saturating_since(self.rows.last_piece(slot)) > self.cfg.snub_time;
         PickContext { peers: self.live(), snubbed }
@@ -234,7 +235,12 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         let cap = (pipeline.inner_cap(backlog as u32) as usize).max(backlog);
         let mut lost = std::mem::take(&mut self.lost_interests);
         lost.clear();
-        while self.conn(slot).active.len() < backlog {
+        // libtorrent: blocks already queued go first, and nothing is picked
+        // while they fill the queue; a fast peer is given whole pieces.
+        self.send_pending(now, slot, io);
+        let queued = !self.cref(slot).pending.is_empty();
+        let whole = queued || (only.is_none() && self.fill_whole_pieces(now, slot, allowed, backlog, &mut lost, io));
+        while !whole && self.conn(slot).active.len() < backlog {
             let ctx = self.pick_context(now, slot);
             let piece = match (only, allowed) {
                 (_, Some(mask)) => self.picker.pick(mask, ctx),
@@ -262,7 +268,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             }
         }
         let c = self.cref(slot);
-        if allowed.is_none() && c.active.is_empty() && c.am_interested {
+        if allowed.is_none() && c.active.is_empty() && c.pending.is_empty() && c.am_interested {
             self.set_interested(slot, false, io);
         }
         if !lost.is_empty() {
@@ -299,7 +305,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
                 self.unchoking.contains(slot) || c.active.is_empty() || c.fast.is_some(),
                 "a choke drops our requests"
             );
-            if !c.active.is_empty() {
+            if !c.active.is_empty() || !c.pending.is_empty() {
                 continue;
             }
             if c.example_interest != NO_PIECE && self.picker.has_free_blocks(c.example_interest) {
@@ -329,9 +335,21 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         if active.is_empty() || self.left {
             return;
         }
-        if self.picker.in_end_game() {
-            return; // the blocks stay outstanding elsewhere
-        }
+        let freed;
+        let active = if self.picker.in_end_game() {
+            // Mainline: the blocks stay outstanding elsewhere. libtorrent:
+            // those no other peer has asked are free again, and end game over.
+            if self.cfg.pick_order != PickOrder::Libtorrent {
+                return;
+            }
+            freed = self.abort_in_end_game(active);
+            if freed.is_empty() || self.picker.in_end_game() {
+                return;
+            }
+            &freed[..]
+        } else {
+            active
+        };
         let mut lost = std::mem::take(&mut self.lost);
         lost.clear();
         for &(p, b) in active {

@@ -27,7 +27,9 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         all.clear();
         let slots: Vec<u32> = self.connections().filter(|(_, c)| c.ready()).map(|(s, _)| s).collect();
         for &s in &slots {
+            // Blocks waiting in a request queue are requested too.
             all.extend_from_slice(&self.cref(s).active);
+            all.extend_from_slice(&self.cref(s).pending);
         }
         self.all_requests = all;
         for s in slots {
@@ -44,8 +46,9 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         let mut want = std::mem::take(&mut self.scratch);
         want.clear();
         let c = self.cref(slot);
-        want.extend(self.all_requests.iter().copied().filter(|&(p, b)| c.have.has(p) && !c.active.contains(&(p, b))));
-        let (interested, idle) = (c.am_interested, c.active.is_empty());
+        let mine = |b: &BlockRef| c.active.contains(b) || c.pending.contains(b);
+        want.extend(self.all_requests.iter().copied().filter(|b| c.have.has(b.0) && !mine(b)));
+        let (interested, idle) = (c.am_interested, c.active.is_empty() && c.pending.is_empty());
         if interested && idle && want.is_empty() {
             self.set_interested(slot, false, io);
         } else {
@@ -61,6 +64,10 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     /// its backlog of `want` (shuffled) are requested.
     fn request_wanted(&mut self, now: Time, slot: u32, want: &mut Vec<BlockRef>, io: &mut dyn Io) {
         if self.cref(slot).remote_choking {
+            return;
+        }
+        self.send_pending(now, slot, io);
+        if !self.cref(slot).pending.is_empty() {
             return;
         }
         let Some(backlog) = self.room(now, slot) else { return };
@@ -86,6 +93,8 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             self.connections().filter(|&(s, c)| s != from && c.ready() && c.am_interested).map(|(s, _)| s).collect();
         for s in slots {
             let Some(c) = self.conns[s as usize].as_mut() else { continue };
+            // Not requested yet from this one: no cancel needed.
+            c.pending.retain(|&x| x != block);
             if !c.remote_choking {
                 let Some(i) = c.active.iter().position(|&x| x == block) else { continue };
                 c.active.remove(i);

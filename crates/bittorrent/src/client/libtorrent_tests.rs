@@ -13,7 +13,7 @@ use crate::wire::Message;
 
 /// The requests a client wrote, by link; its sockets are full when `full`.
 #[derive(Default)]
-struct Requests(Vec<(u32, u32, u32)>, bool);
+pub(super) struct Requests(pub(super) Vec<(u32, u32, u32)>, pub(super) bool);
 
 impl Io for Requests {
     fn connect(&mut self, _: u32, _: u32, _: Transport) -> u32 {
@@ -33,7 +33,7 @@ impl Io for Requests {
     fn note(&mut self, _: Note) {}
 }
 
-fn secs(s: f64) -> Time {
+pub(super) fn secs(s: f64) -> Time {
     Time((s * 1e9) as u64)
 }
 

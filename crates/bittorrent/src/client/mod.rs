@@ -8,20 +8,23 @@
 //! reads a clock. Timers are polled: [`Client::poll_timeout`] and
 //! [`Client::handle_timeout`].
 //!
-//! Modules: [`conn`] (per-connection state), `rows` (what a rechoke reads of
+//! Modules: `config` (the settings of [`ClientConfig`]), [`conn`] (per-connection state), `rows` (what a rechoke reads of
 //! every connection, dense), `upload` (requests served, choking, the
 //! rate-limited writer), `download` (interest, requests made, pieces),
 //! `endgame` (the last blocks asked of everyone, with cancels), `holders`
 //! (which remotes have each piece, dense), `fast` (the Fast Extension of
 //! BEP 6: `have_all`/`have_none`, allowed-fast pieces served and requested
-//! while choked, rejected requests).
+//! while choked, rejected requests), `request_queue` (libtorrent's request
+//! queue, and the whole pieces it gives fast peers).
 
+mod config;
 pub mod conn;
 mod connect;
 mod download;
 mod endgame;
 mod fast;
 mod holders;
+mod request_queue;
 mod rows;
 mod slot_set;
 mod upload;
@@ -31,131 +34,24 @@ mod connect_tests;
 #[cfg(test)]
 mod libtorrent_tests;
 #[cfg(test)]
+mod request_queue_tests;
+#[cfg(test)]
 mod tests;
 
 use torrentlab_engine::{Duration, EntityRng, Time};
 
-use crate::choker::{
-    upload_slots, AnyChoker, Choker, ChokerKind, Decision, LibtorrentChoker, MainlineChoker, PeerView,
-};
-use crate::dial::{Transport, Transports};
-use crate::limiter::{AnyLimiter, LimiterKind, MixedMode, Series, UploadLimiter};
-use crate::picker::{PickOrder, Picker, PiecePicker};
+use crate::choker::{AnyChoker, Choker, ChokerKind, Decision, LibtorrentChoker, MainlineChoker, PeerView};
+use crate::dial::Transport;
+use crate::limiter::{AnyLimiter, MixedMode, Series, UploadLimiter};
+use crate::picker::{Picker, PiecePicker};
 use crate::pipeline::Pipeline;
 use crate::torrent::Torrent;
 use crate::tracker::{AnnounceEvent, AnnounceSchedule};
 use crate::wire::Message;
+pub use config::ClientConfig;
 use conn::BlockRef;
 pub use conn::{FastConn, Frame, PeerConn, Stage};
 use slot_set::SlotSet;
-
-/// Client settings (mainline 4.0.x defaults from [`ClientConfig::mainline`]).
-#[derive(Clone, Debug, PartialEq)]
-pub struct ClientConfig {
-    /// Upload limit in bytes/s (`max_upload_rate`); `None`: unlimited.
-    pub upload_rate: Option<f64>,
-    /// Upload slots (mainline derives them from the limit, see [`upload_slots`]).
-    pub upload_slots: u32,
-    pub pipeline: Pipeline,
-    /// Stop dialling out at this many connections (`max_initiate`, 40).
-    pub max_initiate: u32,
-    /// Refuse incoming connections at this many (`max_allow_in`, 80).
-    pub max_allow_in: u32,
-    /// Rechoke period (10 s); every third one rotates the optimistic unchoke.
-    pub rechoke_interval: Duration,
-    /// A peer that sent no piece data for this long is snubbed (30 s).
-    pub snub_time: Duration,
-    /// Keep-alive period (120 s).
-    pub keepalive_interval: Duration,
-    /// Which transports it dials and answers (mainline: dials TCP).
-    pub transports: Transports,
-    /// Whose choker: mainline's (its optimistic unchoke moves every third
-    /// rechoke) or libtorrent's (every `optimistic_interval`).
-    pub choker: ChokerKind,
-    /// libtorrent's optimistic unchoke period (30 s); mainline's is three rechokes.
-    pub optimistic_interval: Duration,
-    /// Peers asked of the tracker (mainline 50; 0 at `max_initiate` connections).
-    pub numwant: u32,
-    /// libtorrent's throttling of TCP beside uTP (`None`: mainline's single
-    /// limiter, no classes).
-    pub mixed_mode: Option<MixedMode>,
-    /// Whose upload limiter: mainline's round robin of 1380-byte writes, or
-    /// libtorrent's bandwidth manager (quota in 500 ms ticks).
-    pub limiter: LimiterKind,
-    /// libtorrent's `rate_limit_ip_overhead`: its limiter charges the
-    /// estimated IP overhead of every read and write, and every write
-    /// (control messages too) waits for its quota. Mainline: off.
-    pub rate_limit_ip_overhead: bool,
-    /// The Fast Extension (BEP 6): announced in the handshake and used with
-    /// a remote that announces it too (libtorrent; mainline 4.0.x has none).
-    pub fast_extension: bool,
-    /// Pieces offered as allowed fast to a remote when it first says it is
-    /// interested (libtorrent `allowed_fast_set_size`, 5; 0: none).
-    pub allowed_fast_set_size: u32,
-    /// Whose piece-picking order: mainline's or libtorrent's.
-    pub pick_order: PickOrder,
-}
-
-impl ClientConfig {
-    /// Mainline 4.0.x with an upload limit in bytes/s (`None`: unlimited).
-    pub fn mainline(upload_rate: Option<f64>) -> Self {
-        ClientConfig {
-            upload_rate,
-            // The slot table is in mainline's kB/s (KiB/s: it multiplies by 1024).
-            upload_slots: upload_slots(upload_rate.map_or(0.0, |r| r / 1024.0)),
-            pipeline: Pipeline::Mainline,
-            max_initiate: 40,
-            max_allow_in: 80,
-            rechoke_interval: Duration::from_secs(10),
-            snub_time: Duration::from_secs(30),
-            keepalive_interval: Duration::from_secs(120),
-            transports: Transports::mainline(Transport::Tcp),
-            choker: ChokerKind::Mainline,
-            optimistic_interval: Duration::from_secs(30),
-            numwant: crate::tracker::DEFAULT_NUMWANT,
-            mixed_mode: None,
-            limiter: LimiterKind::Mainline,
-            rate_limit_ip_overhead: false,
-            fast_extension: false,
-            allowed_fast_set_size: 0,
-            pick_order: PickOrder::Mainline,
-        }
-    }
-
-    /// libtorrent (RC_1_2 `settings_pack` defaults) with an upload limit in
-    /// bytes/s (`None`: unlimited, its default): 8 unchoke slots, rechoke
-    /// every 15 s and an optimistic unchoke every 30 s, its request queue
-    /// (3 s of the peer's rate, slow start from 4, strict end game), a
-    /// snubbed peer after 20 s without a piece (`piece_timeout`), 200
-    /// connections (`connections_limit`), 200 peers asked of the tracker,
-    /// uTP dialled first with TCP after a failed uTP connect, TCP uploads
-    /// throttled beside uploading uTP peers (`peer_proportional`), upload
-    /// quota handed out in 500 ms ticks (its bandwidth manager), the
-    /// estimated IP overhead charged to it (`rate_limit_ip_overhead`), the
-    /// Fast Extension (allowed-fast sets of 5) and its piece order.
-    pub fn libtorrent(upload_rate: Option<f64>) -> Self {
-        ClientConfig {
-            upload_rate,
-            upload_slots: 8,
-            pipeline: Pipeline::Libtorrent,
-            max_initiate: 200,
-            max_allow_in: 200,
-            rechoke_interval: Duration::from_secs(15),
-            snub_time: Duration::from_secs(20),
-            keepalive_interval: Duration::from_secs(120),
-            transports: Transports::libtorrent(),
-            choker: ChokerKind::Libtorrent,
-            optimistic_interval: Duration::from_secs(30),
-            numwant: 200,
-            mixed_mode: Some(MixedMode::PeerProportional(Series::V1_2)),
-            limiter: LimiterKind::Libtorrent,
-            rate_limit_ip_overhead: true,
-            fast_extension: true,
-            allowed_fast_set_size: 5,
-            pick_order: PickOrder::Libtorrent,
-        }
-    }
-}
 
 /// Something the driver may record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -270,6 +166,8 @@ pub struct Client<P = PiecePicker, C = AnyChoker, L = AnyLimiter> {
     /// Shuffles (end game, requests after a choke).
     rng: EntityRng,
     scratch: Vec<(u32, u32)>,
+    /// Whole-piece pick scratch: pieces and how many of their blocks.
+    takes: Vec<(u32, u32)>,
     /// End game's outstanding blocks (mainline `all_requests`): those
     /// requested when it began, each taken off as it arrives.
     all_requests: Vec<BlockRef>,
@@ -360,6 +258,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             choker_rng,
             rng,
             scratch: Vec::new(),
+            takes: Vec::new(),
             all_requests: Vec::new(),
             lost: Vec::new(),
             lost_interests: Vec::new(),
@@ -580,17 +479,13 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         match m {
             Message::KeepAlive | Message::Port { .. } | Message::Bitfield { .. } => {}
             Message::Choke => {
-                let c = self.conn(slot);
-                c.remote_choking = true;
-                if c.fast.is_some() {
-                    // BEP 6: a choke cancels nothing; the remote rejects
-                    // what it will not serve.
-                    self.unchoking.remove(slot);
-                } else {
-                    let active = std::mem::take(&mut c.active);
-                    self.unchoking.remove(slot);
-                    self.let_go(now, &active, io);
-                }
+                self.conn(slot).remote_choking = true;
+                // BEP 6: with the Fast Extension a choke cancels no request
+                // (the remote rejects what it will not serve); the blocks
+                // not requested yet go back all the same.
+                let dropped = self.dropped_on_choke(slot);
+                self.unchoking.remove(slot);
+                self.let_go(now, &dropped, io);
             }
             Message::Unchoke => {
                 let c = self.conn(slot);
@@ -681,6 +576,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         if let Some(t) = self.next_second.filter(|&t| t <= now) {
             self.next_second = Some(t + Duration::from_secs(1));
             self.second_tick(now, io);
+            self.release_snubbed(now, io);
         }
         if let Some(t) = self.next_keepalive.filter(|&t| t <= now) {
             self.next_keepalive = Some(t + self.cfg.keepalive_interval);

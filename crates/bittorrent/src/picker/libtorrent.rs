@@ -25,14 +25,13 @@
 //!
 //! A partial piece here is libtorrent's `piece_downloading`: some blocks
 //! requested or received, some free; a piece whose every block is requested
-//! (`piece_full`) is not picked before end game. Not modelled:
-//! `prefer_contiguous_blocks` (whole pieces from peers fast enough to send
-//! one within `whole_pieces_threshold`, 20 s: it needs to know which peer
-//! requested each block, to leave other peers' partial pieces as backups),
-//! and libtorrent picking the blocks of several pieces from one random start
-//! in one call (here each pick draws a new start).
+//! (`piece_full`) is not picked before end game. A peer fast enough to send
+//! a piece within `whole_pieces_threshold` picks whole pieces instead
+//! (`prefer_contiguous_blocks`: [`super::whole_pieces`]). Not modelled:
+//! libtorrent picking the blocks of several pieces from one random start in
+//! one call (here each pick draws a new start).
 
-use super::{least_of, PiecePicker};
+use super::{least_of, PieceCounts, PiecePicker};
 use crate::bitfield::Bitfield;
 
 /// Pieces we have below which libtorrent picks at random (`initial_picker_threshold`).
@@ -100,24 +99,29 @@ impl PiecePicker {
     /// random. Pieces nobody has are not in libtorrent's list.
     fn by_priority(&mut self, peer: &Bitfield, reverse: bool) -> Option<u32> {
         let (avail, pieces, rev) = (&self.availability, &self.pieces, &self.reverse);
-        // The adjustment as 0 (downloading), 1 (open), 2 (reverse).
-        let key = |i: u32| {
-            let adjust = if rev.has(i) {
-                2
-            } else if pieces[i as usize].requested > 0 {
-                0
-            } else {
-                1
-            };
-            let k = avail[i as usize] as u64 * 4 + adjust;
-            if reverse {
-                u64::MAX - k
-            } else {
-                k
-            }
-        };
+        let key = |i: u32| priority_key(avail, pieces, rev, i, reverse);
         let candidates = both(peer.words(), self.free.words()).filter(|&i| avail[i as usize] > 0);
         least_of(key, &mut self.rng, candidates)
+    }
+}
+
+/// A piece's place in libtorrent's order (`piece_pos::priority`, see
+/// [`PiecePicker::by_priority`]): availability, then being downloaded
+/// before open before reverse (the adjustment as 0, 1, 2); for a snubbed
+/// peer (`reverse`) the other way round.
+pub(super) fn priority_key(avail: &[u32], pieces: &[PieceCounts], rev: &Bitfield, i: u32, reverse: bool) -> u64 {
+    let adjust = if rev.has(i) {
+        2
+    } else if pieces[i as usize].requested > 0 {
+        0
+    } else {
+        1
+    };
+    let k = avail[i as usize] as u64 * 4 + adjust;
+    if reverse {
+        u64::MAX - k
+    } else {
+        k
     }
 }
 
