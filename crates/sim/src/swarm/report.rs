@@ -15,7 +15,7 @@ use crate::scenario::swarm::SwarmScenario;
 use crate::table::Table;
 use crate::topology::household::{hosts, CROSS_APP};
 use crate::topology::swarm::SWARM_APP;
-use crate::world::{Perf, World};
+use crate::world::{ConnTable, Perf, World};
 use torrentlab_bittorrent::client::ClientStats;
 
 /// Everything one swarm run produces: named tables and performance counters.
@@ -48,15 +48,19 @@ pub(crate) fn report(sc: &SwarmScenario, mut world: World) -> SwarmOutput {
         None => Vec::new(),
     };
     let mut w: Box<Swarm> = world.take_app(SWARM_APP);
-    let (f, end) = (&world.f, world.end);
     // A frames record for every connection (cross traffic's have none).
-    w.frames.resize_with(f.conns.len(), crate::apps::ConnFrames::new);
+    w.frames.resize_with(world.f.conns.len(), crate::apps::ConnFrames::new);
     // Every connection of the peers: those over, and those still open.
     let mut rows = std::mem::take(&mut w.retired);
-    rows.extend(
-        f.conns.live().filter(|(_, c)| c.owner[0] == SWARM_APP as u32).map(|(i, c)| ConnRow::of(c, &w.frames[i])),
-    );
+    let live = world.f.conns.live().filter(|(_, c)| c.owner[0] == SWARM_APP as u32);
+    rows.extend(live.map(|(i, c)| ConnRow::of(c, &w.frames[i])));
     rows.sort_unstable_by_key(|r| r.serial);
+    let opened = world.f.conns.opened();
+    // The connections' state is not read from here on: its memory goes
+    // before the tables are built (a run's peak is often here).
+    world.f.conns = ConnTable::new(false);
+    w.frames = Vec::new();
+    let (f, end) = (&world.f, world.end);
     let n = w.peers.len();
     let mut rec = std::mem::take(&mut w.rec);
     let mut peers = Table::default();
@@ -136,7 +140,7 @@ pub(crate) fn report(sc: &SwarmScenario, mut world: World) -> SwarmOutput {
         .i64("file_bytes", vec![sc.torrent.length as i64])
         .i64("pieces", vec![sc.torrent.pieces() as i64])
         .f64("wasted_ratio", vec![if total_down > 0 { total_wasted as f64 / total_down as f64 } else { f64::NAN }])
-        .i64("connections", vec![f.conns.opened() as i64])
+        .i64("connections", vec![opened as i64])
         .i64("network_sent_packets", vec![ns.sent_packets as i64])
         .i64("network_dropped_packets", vec![ns.dropped_packets as i64])
         .i64("network_lost_packets", vec![ns.lost_packets as i64]);
