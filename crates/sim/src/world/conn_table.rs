@@ -126,9 +126,21 @@ impl ConnTable {
     }
 
     /// The ripe connections, in the order they ripened; each must be
-    /// handed back with [`ConnTable::release`].
+    /// handed back with [`ConnTable::release`] if [`ConnTable::still_over`].
     pub fn take_ripe(&mut self) -> Vec<u32> {
         std::mem::take(&mut self.ripe)
+    }
+
+    /// Whether ripe connection `i` is still over; if not, it is live again
+    /// (and checked again when it may be over).
+    pub fn still_over(&mut self, i: u32) -> bool {
+        let c = &mut self[i as usize];
+        debug_assert_eq!(c.life, Life::Ripe);
+        if !c.is_over() {
+            c.life = Life::Live;
+            return false;
+        }
+        true
     }
 
     /// Frees the place of ripe connection `i` for the next connection opened.
@@ -213,6 +225,25 @@ mod tests {
         assert_eq!(t.live().map(|(i, _)| i).collect::<Vec<_>>(), vec![1]);
         assert_eq!(t.push(tcp_conn()), 0, "the freed place");
         assert_eq!((t[0].serial, t.opened(), t.len()), (2, 3, 2));
+    }
+
+    #[test]
+    fn a_ripe_connection_referred_to_again_before_it_is_retired_lives_on_and_ripens_later() {
+        let mut t = ConnTable::new(true);
+        t.push(tcp_conn());
+        kill(&mut t[0]);
+        t.check(0);
+        let tag = t[0].timer[1].arm(Some(Time(9))).expect("a deadline after it ripened");
+        assert_eq!(t.take_ripe(), vec![0]);
+        assert!(!t.still_over(0), "its timer has an event queued");
+        assert_eq!(t[0].life, Life::Live);
+        t[0].timer[1].arm(None);
+        assert_eq!(t[0].timer[1].fire_following(tag, Time(9)), crate::timer::Firing::Stale);
+        t.check(0);
+        assert_eq!(t.take_ripe(), vec![0]);
+        assert!(t.still_over(0));
+        t.release(0);
+        assert_eq!(t.live().count(), 0);
     }
 
     #[test]

@@ -221,6 +221,11 @@ impl World {
     #[cold]
     fn retire_ripe(&mut self) {
         for ci in self.f.conns.take_ripe() {
+            // Something may have referred to it again since (its other end
+            // driven after it ripened, and a timer armed): then it waits.
+            if !self.f.conns.still_over(ci) {
+                continue;
+            }
             let owner = self.f.conns[ci as usize].owner[0];
             self.apps[owner as usize].retire(&self.f, ci);
             if let Some(cap) = self.f.capture.as_deref_mut() {
