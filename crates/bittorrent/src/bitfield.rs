@@ -51,6 +51,13 @@ impl Bitfield {
         &self.words
     }
 
+    /// Whether this set has a piece that `other` (of the same length) lacks.
+    #[inline]
+    pub fn has_any_missing_from(&self, other: &Bitfield) -> bool {
+        debug_assert_eq!(self.len, other.len, "bitfields of one torrent");
+        self.words.iter().zip(&other.words).any(|(&a, &b)| a & !b != 0)
+    }
+
     /// Clears piece `i`; returns true if it was set.
     pub fn unset(&mut self, i: u32) -> bool {
         let w = &mut self.words[(i / 64) as usize];
@@ -118,6 +125,19 @@ impl Bitfield {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn a_set_has_a_piece_missing_from_another_only_when_it_holds_one_the_other_lacks() {
+        let (mut a, mut b) = (Bitfield::new(130), Bitfield::new(130));
+        assert!(!a.has_any_missing_from(&b), "empty");
+        a.set(129);
+        assert!(a.has_any_missing_from(&b) && !b.has_any_missing_from(&a));
+        b.set(129);
+        b.set(3);
+        assert!(!a.has_any_missing_from(&b), "b has all of a");
+        assert!(b.has_any_missing_from(&a));
+        assert!(!Bitfield::full(130).has_any_missing_from(&Bitfield::full(130)));
+    }
 
     #[test]
     fn piece_zero_is_the_high_bit_of_the_first_byte_and_spare_bits_are_zero() {

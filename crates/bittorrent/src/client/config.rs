@@ -2,6 +2,7 @@
 
 use torrentlab_engine::Duration;
 
+use super::interest::InterestRule;
 use crate::choker::{upload_slots, ChokerKind};
 use crate::dial::{Transport, Transports};
 use crate::limiter::{LimiterKind, MixedMode, Series};
@@ -58,6 +59,10 @@ pub struct ClientConfig {
     /// given whole pieces (`prefer_contiguous_blocks`, queued in its request
     /// queue). Needs libtorrent's pipeline and order.
     pub whole_pieces_threshold: u32,
+    /// Whose interest rule: mainline's (interested while the remote has
+    /// blocks nobody was asked for) or libtorrent's (while it has a piece we
+    /// lack, `peer_connection::do_update_interest`).
+    pub interest: InterestRule,
 }
 
 impl ClientConfig {
@@ -84,6 +89,7 @@ impl ClientConfig {
             allowed_fast_set_size: 0,
             pick_order: PickOrder::Mainline,
             whole_pieces_threshold: 0,
+            interest: InterestRule::Mainline,
         }
     }
 
@@ -98,7 +104,9 @@ impl ClientConfig {
     /// quota handed out in 500 ms ticks (its bandwidth manager), the
     /// estimated IP overhead charged to it (`rate_limit_ip_overhead`), the
     /// Fast Extension (allowed-fast sets of 5) and its piece order, with
-    /// whole pieces for peers that would send one within 20 s.
+    /// whole pieces for peers that would send one within 20 s, and its
+    /// interest rule (interested in a remote with a piece we lack, not
+    /// interested in anyone once finished).
     pub fn libtorrent(upload_rate: Option<f64>) -> Self {
         ClientConfig {
             upload_rate,
@@ -120,6 +128,7 @@ impl ClientConfig {
             allowed_fast_set_size: 5,
             pick_order: PickOrder::Libtorrent,
             whole_pieces_threshold: 20,
+            interest: InterestRule::Libtorrent,
         }
     }
 }

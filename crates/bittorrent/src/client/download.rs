@@ -6,6 +6,7 @@
 use torrentlab_engine::Time;
 
 use super::conn::{BlockRef, NO_PIECE};
+use super::interest::InterestRule;
 use super::slot_set::SlotSet;
 use super::{rows, Client, Io, Note};
 use crate::bitfield::Bitfield;
@@ -42,6 +43,11 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         if self.close_if_both_seeds(now, slot, io) {
             return;
         }
+        if self.cfg.interest == InterestRule::Libtorrent {
+            // libtorrent `incoming_bitfield` (`have_all`, `have_none`).
+            self.update_interest(now, slot, io);
+            return;
+        }
         // Mainline `got_have_bitfield`: interested if the remote has a piece
         // with blocks to request (in end game, one with a block outstanding).
         let have = &self.cref(slot).have;
@@ -61,6 +67,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     /// Mainline `got_have`: a HAVE for a piece with blocks to request makes
     /// a remote that unchokes us asked for that piece, and one that chokes
     /// us interesting; in end game the outstanding blocks are re-offered.
+    /// libtorrent's rule: [`Client::have_interest`].
     pub(super) fn got_have(&mut self, now: Time, slot: u32, piece: u32, io: &mut dyn Io) {
         if piece >= self.torrent.pieces() {
             let link = self.conn(slot).link;
@@ -76,7 +83,9 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         if self.close_if_both_seeds(now, slot, io) {
             return;
         }
-        if self.picker.in_end_game() {
+        if self.cfg.interest == InterestRule::Libtorrent {
+            self.have_interest(now, slot, piece, io);
+        } else if self.picker.in_end_game() {
             self.fix_end_game(now, slot, io);
         } else if self.picker.has_free_blocks(piece) {
             if !self.cref(slot).remote_choking {
@@ -112,6 +121,11 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             c.queue.end_slow_start(); // libtorrent's queue
         }
         self.rows.set(slot, rows::AM_INTERESTED, on);
+        if on {
+            self.stats.interested_sent += 1;
+        } else {
+            self.stats.not_interested_sent += 1;
+        }
         self.send(slot, if on { Message::Interested } else { Message::NotInterested }, io);
     }
 
@@ -193,6 +207,9 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     /// not-interested rule.
     #[inline]
     fn nothing_offered(&mut self, slot: u32, io: &mut dyn Io) {
+        if self.cfg.interest == InterestRule::Libtorrent {
+            return; // interest does not follow what is asked
+        }
         let c = self.cref(slot);
         if c.active.is_empty() && c.pending.is_empty() && c.am_interested {
             self.set_interested(slot, false, io);
@@ -267,12 +284,15 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
                 break;
             }
         }
-        let c = self.cref(slot);
-        if allowed.is_none() && c.active.is_empty() && c.pending.is_empty() && c.am_interested {
-            self.set_interested(slot, false, io);
-        }
-        if !lost.is_empty() {
-            self.recheck_interest(&lost, io);
+        // Mainline's rule; libtorrent's stays interested and waits.
+        if self.cfg.interest == InterestRule::Mainline {
+            let c = self.cref(slot);
+            if allowed.is_none() && c.active.is_empty() && c.pending.is_empty() && c.am_interested {
+                self.set_interested(slot, false, io);
+            }
+            if !lost.is_empty() {
+                self.recheck_interest(&lost, io);
+            }
         }
         self.lost_interests = lost;
         if self.picker.in_end_game() {
@@ -483,6 +503,8 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     /// What mainline does once a piece is verified: the last one announces
     /// `completed` and closes the connections to seeds (`got_piece`); then a
     /// HAVE goes to every connection left (the connecter's loop after it).
+    /// With libtorrent's rule, interest is updated after
+    /// ([`Client::we_have_interest`]).
     fn piece_complete(&mut self, now: Time, piece: u32, io: &mut dyn Io) {
         io.note(Note::PieceVerified { piece });
         if self.is_seed() && self.completed_at.is_none() {
@@ -500,6 +522,9 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         let slots: Vec<u32> = self.connections().filter(|(_, c)| c.ready()).map(|(s, _)| s).collect();
         for s in slots {
             self.send(s, Message::Have { piece }, io);
+        }
+        if self.cfg.interest == InterestRule::Libtorrent {
+            self.we_have_interest(now, piece, io);
         }
     }
 }

@@ -11,6 +11,7 @@
 use torrentlab_engine::Time;
 
 use super::conn::BlockRef;
+use super::interest::InterestRule;
 use super::{Client, Io};
 use crate::choker::Choker;
 use crate::limiter::UploadLimiter;
@@ -41,7 +42,9 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
 
     /// Mainline `fix_download_endgame`: the outstanding blocks the remote
     /// has and was not asked for decide our interest; if it unchokes us,
-    /// up to its backlog of them (shuffled) are requested.
+    /// up to its backlog of them (shuffled) are requested. With
+    /// libtorrent's rule they are requested only of a remote we are
+    /// interested in, and say nothing of our interest.
     pub(super) fn fix_end_game(&mut self, now: Time, slot: u32, io: &mut dyn Io) {
         let mut want = std::mem::take(&mut self.scratch);
         want.clear();
@@ -49,7 +52,12 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         let mine = |b: &BlockRef| c.active.contains(b) || c.pending.contains(b);
         want.extend(self.all_requests.iter().copied().filter(|b| c.have.has(b.0) && !mine(b)));
         let (interested, idle) = (c.am_interested, c.active.is_empty() && c.pending.is_empty());
-        if interested && idle && want.is_empty() {
+        if self.cfg.interest == InterestRule::Libtorrent {
+            // libtorrent's interest does not follow the end game's blocks.
+            if interested {
+                self.request_wanted(now, slot, &mut want, io);
+            }
+        } else if interested && idle && want.is_empty() {
             self.set_interested(slot, false, io);
         } else {
             if !interested && !want.is_empty() {

@@ -15,7 +15,8 @@
 //! (which remotes have each piece, dense), `fast` (the Fast Extension of
 //! BEP 6: `have_all`/`have_none`, allowed-fast pieces served and requested
 //! while choked, rejected requests), `request_queue` (libtorrent's request
-//! queue, and the whole pieces it gives fast peers).
+//! queue, and the whole pieces it gives fast peers), `interest`
+//! (libtorrent's interest rule).
 
 mod config;
 pub mod conn;
@@ -24,6 +25,7 @@ mod download;
 mod endgame;
 mod fast;
 mod holders;
+mod interest;
 mod request_queue;
 mod rows;
 mod slot_set;
@@ -51,6 +53,7 @@ use crate::wire::Message;
 pub use config::ClientConfig;
 use conn::BlockRef;
 pub use conn::{FastConn, Frame, PeerConn, Stage};
+pub use interest::InterestRule;
 use slot_set::SlotSet;
 
 /// Something the driver may record.
@@ -122,6 +125,9 @@ pub struct ClientStats {
     pub fast_requests_served: u64,
     pub rejects_sent: u64,
     pub rejects_received: u64,
+    /// `interested` and `not_interested` messages sent.
+    pub interested_sent: u64,
+    pub not_interested_sent: u64,
 }
 
 /// One peer's BitTorrent client, with its piece picker, choker and upload

@@ -710,5 +710,8 @@ fn the_rechoke_rows_mirror_every_connection_and_time_the_last_block_from_the_han
 #[path = "interest_tests.rs"]
 mod interest;
 
+#[path = "libtorrent_interest_tests.rs"]
+mod libtorrent_interest;
+
 #[path = "fast_tests.rs"]
 mod fast;
