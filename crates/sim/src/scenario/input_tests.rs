@@ -142,6 +142,18 @@ fn a_wrong_case_unit_in_a_file_names_the_field_and_the_right_unit() {
 }
 
 #[test]
+fn a_swarm_may_hold_a_hundred_thousand_peers_and_no_more() {
+    // The seed and 99,999 leechers.
+    let ok = SWARM.replace("count = 5", "count = 99999");
+    assert!(AnyScenario::from_toml_str(&ok, "a.toml").is_ok());
+    let e = bad_swarm("count = 5", "count = 100000");
+    assert_eq!(e.field, "peers[1].count");
+    assert_eq!(e.message, "the swarm would exceed 100000 peers");
+    let e = bad_swarm("count = 5", "count = 100001");
+    assert_eq!(e.message, "must be between 1 and 100000");
+}
+
+#[test]
 fn poisson_arrivals_that_could_outrun_the_clock_are_rejected() {
     let e = bad_swarm("count = 5", "count = 19999\njoin = { poisson = \"8760 h\" }");
     assert_eq!(e.field, "peers[1].join.poisson");

@@ -317,8 +317,10 @@ struct RawSwarmMetrics {
 /// The most `count x join.poisson` may be: ten years.
 const MAX_POISSON_SPAN: Duration = Duration(10 * MAX_DURATION.0);
 
-/// Peers a scenario may hold (hosts are u32, connections grow with the square).
-const MAX_PEERS: u32 = 20_000;
+/// Peers a scenario may hold: a peer needs some 200 KB (docs/scenarios.md,
+/// the memory estimate refuses a run that would not fit), so 100,000 is about
+/// 20 GB, the size of a large workstation's memory.
+pub(crate) const MAX_PEERS: u32 = 100_000;
 
 pub(super) fn validate(raw: RawSwarmScenario, file: &str) -> Result<SwarmScenario, ScenarioError> {
     let cx = Ctx { file };
