@@ -58,12 +58,14 @@ def scenario(leechers: int, departure: str) -> dict:
     }
 
 
-def measure(leechers: int, departure: str, python: str) -> dict:
+def measure(leechers: int, departure: str, python: str) -> dict | None:
+    """One size in a fresh process; None (and why, on stderr) if it failed."""
     doc = scenario(leechers, departure)
     t = time.time()
     out = subprocess.run([python, "-c", CHILD, json.dumps(doc)], capture_output=True, text=True)
     if out.returncode != 0:
-        raise SystemExit(f"{leechers} leechers ({departure}) failed:\n{out.stderr[-2000:]}")
+        print(f"{leechers} leechers ({departure}) failed:\n{out.stderr[-2000:]}", file=sys.stderr)
+        return None
     r = json.loads(out.stdout.strip().splitlines()[-1])
     perf = r["perf"]
     peers = leechers + 1
@@ -101,13 +103,19 @@ def main() -> int:
     ap.add_argument("--json", action="store_true", help="print the rows as JSON")
     args = ap.parse_args()
     rows = []
+    failed = 0
     for dep in args.departure:
         for n in sorted(args.sizes):
-            rows.append(measure(n, dep, args.python))
-            if not args.json:
-                print(f"[{time.strftime('%H:%M:%S')}] {n} leechers, {dep}: {rows[-1]['wall_s']:.1f} s", file=sys.stderr)
+            row = measure(n, dep, args.python)
+            if row is None:
+                failed += 1
+                continue
+            rows.append(row)
+            # Each row as it comes, so a later failure or a kill loses nothing.
+            print(f"[{time.strftime('%H:%M:%S')}] {json.dumps(row)}", file=sys.stderr)
+    # The sizes measured, even when one failed.
     print(json.dumps(rows, indent=1) if args.json else table(rows))
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
