@@ -23,6 +23,7 @@
 //!
 //! Random choices draw from the picker's own stream, so runs are reproducible.
 
+mod busy;
 mod libtorrent;
 mod whole_pieces;
 
@@ -128,6 +129,16 @@ pub trait Picker: Send {
     fn requested(&mut self, _piece: u32, _from_seed: bool, _snubbed: bool) {}
     /// A request was dropped.
     fn block_unrequested(&mut self, piece: u32, block: u32);
+    /// libtorrent: no piece we lack is open (see [`PiecePicker::all_wanted_downloading`]).
+    fn all_wanted_downloading(&self) -> bool {
+        false
+    }
+    /// libtorrent's busy block for `peer` ([`PiecePicker::pick_busy_block`]).
+    fn pick_busy_block(&mut self, _peer: &Bitfield) -> Option<(u32, u32)> {
+        None
+    }
+    /// A requested block was asked of one more peer.
+    fn busy_requested(&mut self, _piece: u32, _block: u32) {}
     fn block_received(&mut self, piece: u32, block: u32) -> Arrival;
     /// Blocks of `piece` received so far.
     fn received_in(&self, piece: u32) -> u32;
@@ -180,6 +191,15 @@ impl Picker for PiecePicker {
     }
     fn block_unrequested(&mut self, piece: u32, block: u32) {
         PiecePicker::block_unrequested(self, piece, block)
+    }
+    fn all_wanted_downloading(&self) -> bool {
+        PiecePicker::all_wanted_downloading(self)
+    }
+    fn pick_busy_block(&mut self, peer: &Bitfield) -> Option<(u32, u32)> {
+        PiecePicker::pick_busy_block(self, peer)
+    }
+    fn busy_requested(&mut self, piece: u32, block: u32) {
+        PiecePicker::busy_requested(self, piece, block)
     }
     fn block_received(&mut self, piece: u32, block: u32) -> Arrival {
         PiecePicker::block_received(self, piece, block)
@@ -235,6 +255,9 @@ pub struct PiecePicker {
     /// Pieces started by a snubbed peer and since requested only by snubbed
     /// peers (libtorrent `piece_downloading_reverse`).
     reverse: Bitfield,
+    /// Blocks (index in `block`) requested from more than one peer, with
+    /// how many more (libtorrent `num_peers` less one).
+    busy: std::collections::BTreeMap<u32, u32>,
 }
 
 impl PiecePicker {
@@ -266,6 +289,7 @@ impl PiecePicker {
             order: PickOrder::Mainline,
             partial: Bitfield::new(n),
             reverse: Bitfield::new(n),
+            busy: Default::default(),
         }
     }
 
@@ -462,7 +486,7 @@ impl PiecePicker {
     /// over, the caller having checked that no other peer still has it asked.
     pub fn block_unrequested(&mut self, piece: u32, block: u32) {
         let sticky = self.end_game && self.order == PickOrder::Mainline;
-        if sticky || self.state(piece, block) != BlockState::Requested {
+        if sticky || self.state(piece, block) != BlockState::Requested || self.unrequest_busy(piece, block) {
             return;
         }
         self.set_state(piece, block, BlockState::Free);
@@ -491,7 +515,7 @@ impl PiecePicker {
                     self.end_game = true;
                 }
             }
-            BlockState::Requested => {}
+            BlockState::Requested => self.received_busy(piece, block),
         }
         self.set_state(piece, block, BlockState::Received);
         self.pieces[piece as usize].received += 1;

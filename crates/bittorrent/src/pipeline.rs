@@ -15,10 +15,9 @@
 //! second before; from then on `request_queue_time` (3 s) of the peer's
 //! download rate (a 5-second moving average, updated each second) in 16 KiB
 //! blocks, between 2 and `max_out_request_queue` (500). A snubbed peer (no
-//! piece for `piece_timeout`, 20 s) and every peer in end game get 1: with
-//! end game that makes libtorrent's strict end game (a block already asked
-//! of someone else is asked only by a peer with nothing outstanding, one at
-//! a time).
+//! piece for `piece_timeout`, 20 s) and a peer in end-game mode get 1
+//! (`desired_queue_size`; libtorrent's end game is each peer's, see
+//! `client::peer_end_game`).
 
 use serde::{Deserialize, Serialize};
 

@@ -3,6 +3,7 @@
 use torrentlab_engine::Duration;
 
 use super::interest::InterestRule;
+use super::peer_end_game::EndGameRule;
 use crate::choker::{upload_slots, ChokerKind};
 use crate::dial::{Transport, Transports};
 use crate::limiter::{LimiterKind, MixedMode, Series};
@@ -63,6 +64,10 @@ pub struct ClientConfig {
     /// blocks nobody was asked for) or libtorrent's (while it has a piece we
     /// lack, `peer_connection::do_update_interest`).
     pub interest: InterestRule,
+    /// Whose end game: mainline's (the torrent's, once every block is
+    /// requested) or libtorrent's (each peer's, strict end game with one
+    /// busy block and a retry after 5 s; needs libtorrent's pipeline).
+    pub end_game: EndGameRule,
 }
 
 impl ClientConfig {
@@ -90,6 +95,7 @@ impl ClientConfig {
             pick_order: PickOrder::Mainline,
             whole_pieces_threshold: 0,
             interest: InterestRule::Mainline,
+            end_game: EndGameRule::Mainline,
         }
     }
 
@@ -106,7 +112,8 @@ impl ClientConfig {
     /// Fast Extension (allowed-fast sets of 5) and its piece order, with
     /// whole pieces for peers that would send one within 20 s, and its
     /// interest rule (interested in a remote with a piece we lack, not
-    /// interested in anyone once finished).
+    /// interested in anyone once finished), and its end game, each peer's
+    /// (`strict_end_game_mode`).
     pub fn libtorrent(upload_rate: Option<f64>) -> Self {
         ClientConfig {
             upload_rate,
@@ -129,6 +136,7 @@ impl ClientConfig {
             pick_order: PickOrder::Libtorrent,
             whole_pieces_threshold: 20,
             interest: InterestRule::Libtorrent,
+            end_game: EndGameRule::Libtorrent,
         }
     }
 }

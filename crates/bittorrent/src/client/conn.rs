@@ -109,6 +109,12 @@ pub struct PeerConn {
     pub queue: RequestQueue,
     /// The Fast Extension's state, when both handshakes announced it (BEP 6).
     pub fast: Option<Box<FastConn>>,
+    /// libtorrent's end-game mode of this connection (`m_endgame_mode`;
+    /// read only with [`super::EndGameRule::Libtorrent`]).
+    pub endgame: bool,
+    /// When we last sent the remote a request (libtorrent `m_last_request`;
+    /// the opening at first).
+    pub last_request: Time,
 }
 
 /// One connection's Fast Extension state (BEP 6, as libtorrent keeps it).
@@ -163,6 +169,8 @@ impl PeerConn {
             queue: RequestQueue::default(),
             opened: now,
             fast: None,
+            endgame: false,
+            last_request: now,
         }
     }
 

@@ -7,6 +7,7 @@ use torrentlab_engine::Time;
 
 use super::conn::{BlockRef, NO_PIECE};
 use super::interest::InterestRule;
+use super::peer_end_game::EndGameRule;
 use super::slot_set::SlotSet;
 use super::{rows, Client, Io, Note};
 use crate::bitfield::Bitfield;
@@ -171,7 +172,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         backlog: usize,
         io: &mut dyn Io,
     ) -> bool {
-        if self.picker.in_end_game() {
+        if self.torrent_end_game() {
             self.fix_end_game(now, slot, io);
             return false;
         }
@@ -188,13 +189,15 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     /// Mainline `_backlog` for the remote on `slot`, which reads (and so
     /// moves) its download rate: `None` when as many requests as that are
     /// outstanding, else the backlog. With libtorrent's pipeline, the
-    /// connection's request queue (1 when snubbed or in end game).
+    /// connection's request queue (1 when snubbed or in end game: the
+    /// torrent's, or with libtorrent's rule the peer's `m_endgame_mode`).
     #[inline]
     pub(super) fn room(&mut self, now: Time, slot: u32) -> Option<usize> {
         let pipeline = self.cfg.pipeline;
         let backlog = if pipeline == Pipeline::Libtorrent {
             let snubbed = now.saturating_since(self.rows.last_piece(slot)) > self.cfg.snub_time;
-            let end_game = self.picker.in_end_game();
+            // The torrent's end game (mainline's rule) or this peer's (libtorrent's).
+            let end_game = self.torrent_end_game() || self.cref(slot).endgame;
             self.cref(slot).queue.desired(snubbed, end_game) as usize
         } else {
             let c = self.conn(slot);
@@ -280,9 +283,12 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
                     break;
                 }
             }
-            if self.picker.in_end_game() {
+            if self.torrent_end_game() {
                 break;
             }
+        }
+        if self.cfg.end_game == EndGameRule::Libtorrent && only.is_none() {
+            self.peer_end_game(slot, allowed, backlog, io);
         }
         // Mainline's rule; libtorrent's stays interested and waits.
         if self.cfg.interest == InterestRule::Mainline {
@@ -295,7 +301,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             }
         }
         self.lost_interests = lost;
-        if self.picker.in_end_game() {
+        if self.torrent_end_game() {
             // This call requested the last free block: end game begins.
             self.start_end_game(now, io);
         }
@@ -343,7 +349,10 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
 
     pub(super) fn request(&mut self, slot: u32, (piece, block): BlockRef, io: &mut dyn Io) {
         let length = self.torrent.block_len(piece, block);
-        self.conn(slot).active.push((piece, block));
+        let now = self.now;
+        let c = self.conn(slot);
+        c.active.push((piece, block));
+        c.last_request = now;
         self.send(slot, Message::Request { piece, begin: block * BLOCK, length }, io);
     }
 
@@ -356,9 +365,13 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             return;
         }
         let freed;
-        let active = if self.picker.in_end_game() {
-            // Mainline: the blocks stay outstanding elsewhere. libtorrent:
-            // those no other peer has asked are free again, and end game over.
+        let active = if self.cfg.end_game == EndGameRule::Libtorrent {
+            // libtorrent `abort_download`: a busy block stays requested
+            // while another peer has it asked (the picker counts them).
+            active
+        } else if self.picker.in_end_game() {
+            // Mainline: the blocks stay outstanding elsewhere. libtorrent's
+            // order: those no other peer has asked are free again, and end game over.
             if self.cfg.pick_order != PickOrder::Libtorrent {
                 return;
             }
@@ -458,7 +471,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         let Some(pos) = c.active.iter().position(|&b| b == block) else {
             // Not asked of this peer any more (dropped on a choke): discarded.
             self.stats.bytes_wasted += length as u64;
-            if self.picker.in_end_game() {
+            if self.torrent_end_game() {
                 self.stats.wasted_end_game += length as u64; // most likely cancelled
             } else {
                 self.stats.wasted_dropped += length as u64;
@@ -472,7 +485,8 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
         let complete = match self.picker.block_received(block.0, block.1) {
             Arrival::Duplicate => {
                 self.stats.bytes_wasted += length as u64;
-                if self.picker.in_end_game() {
+                // libtorrent's duplicates come from its busy requests.
+                if self.torrent_end_game() || self.cfg.end_game == EndGameRule::Libtorrent {
                     self.stats.wasted_end_game += length as u64;
                 } else {
                     self.stats.wasted_duplicate += length as u64;
@@ -489,7 +503,8 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
                 true
             }
         };
-        if self.picker.in_end_game() {
+        // libtorrent cancels no busy copy (see `peer_end_game`).
+        if self.torrent_end_game() {
             self.end_game_block(now, slot, block, io);
         }
         if self.conns[slot as usize].is_some() {

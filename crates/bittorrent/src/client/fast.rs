@@ -190,7 +190,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
     /// Requests, from a remote that chokes us, blocks of its allowed-fast
     /// pieces that it has, up to the pipeline's room (not in end game).
     pub(super) fn request_allowed_fast(&mut self, now: Time, slot: u32, io: &mut dyn Io) {
-        if self.left || self.picker.in_end_game() {
+        if self.left || self.torrent_end_game() {
             return;
         }
         let Some(c) = self.conns.get(slot as usize).and_then(|c| c.as_ref()) else { return };

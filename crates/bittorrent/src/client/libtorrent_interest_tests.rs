@@ -100,10 +100,13 @@ fn a_have_from_a_remote_a_libtorrent_peer_is_already_interested_in_asks_nothing_
     net.send(l, a, piece(p, 0));
     net.send(l, a, piece(p, 1));
     // p passed and c has it: c's interest is updated, and c, still
-    // interesting (piece 3), is asked for blocks.
+    // interesting (piece 3), is asked for a block: one, as c entered
+    // end-game mode when the picker found nothing for it on the unchoke
+    // (`desired_queue_size` 1); the pick fills that and ends the mode.
     let msgs = net.io(l).msgs(lc);
     assert_eq!(msgs[..2], [Message::Interested, Message::Have { piece: p }]);
-    assert_eq!(requested(&msgs), vec![(3, 0), (3, 1)]);
+    assert_eq!(requested(&msgs), vec![(3, 0)]);
+    assert!(!net.c(l).connection(c).unwrap().endgame);
 }
 
 #[test]

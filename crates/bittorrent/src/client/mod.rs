@@ -26,6 +26,7 @@ mod endgame;
 mod fast;
 mod holders;
 mod interest;
+mod peer_end_game;
 mod request_queue;
 mod rows;
 mod slot_set;
@@ -54,6 +55,7 @@ pub use config::ClientConfig;
 use conn::BlockRef;
 pub use conn::{FastConn, Frame, PeerConn, Stage};
 pub use interest::InterestRule;
+pub use peer_end_game::{EndGameRule, END_GAME_RETRY};
 use slot_set::SlotSet;
 
 /// Something the driver may record.
@@ -583,6 +585,7 @@ impl<P: Picker, C: Choker, L: UploadLimiter> Client<P, C, L> {
             self.next_second = Some(t + Duration::from_secs(1));
             self.second_tick(now, io);
             self.release_snubbed(now, io);
+            self.retry_end_game(now, io);
         }
         if let Some(t) = self.next_keepalive.filter(|&t| t <= now) {
             self.next_keepalive = Some(t + self.cfg.keepalive_interval);

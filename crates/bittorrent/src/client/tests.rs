@@ -715,3 +715,6 @@ mod libtorrent_interest;
 
 #[path = "fast_tests.rs"]
 mod fast;
+
+#[path = "peer_end_game_tests.rs"]
+mod peer_end_game;
