@@ -111,7 +111,7 @@ mod tests {
             net,
             Route::PerConnection,
             4,
-            crate::world::ConnTable::new(false),
+            crate::world::ConnTable::new(false, 2),
             Time::ZERO + Duration::from_secs(5),
         )
     }

@@ -107,7 +107,7 @@ mod tests {
 
     fn run(sc: &SwarmScenario, recycle: bool) -> (SwarmOutput, usize) {
         let mut w = build(sc);
-        w.f.conns = ConnTable::new(recycle);
+        w.f.conns = ConnTable::new(recycle, 0);
         let _ = w.run(Duration::from_secs(60), &mut |_| ControlFlow::Continue(()), None);
         let places = w.f.conns.len();
         (report::report(sc, w), places)

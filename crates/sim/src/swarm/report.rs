@@ -58,7 +58,7 @@ pub(crate) fn report(sc: &SwarmScenario, mut world: World) -> SwarmOutput {
     let opened = world.f.conns.opened();
     // The connections' state is not read from here on: its memory goes
     // before the tables are built (a run's peak is often here).
-    world.f.conns = ConnTable::new(false);
+    world.f.conns = ConnTable::new(false, 0);
     w.frames = Vec::new();
     let (f, end) = (&world.f, world.end);
     let n = w.peers.len();

@@ -65,7 +65,8 @@ pub(crate) fn build(sc: &Scenario) -> World {
         .collect();
     let end = Time::ZERO + sc.duration;
     let app = BULK_APP as u32;
-    let mut f = Fabric::new(net, Route::PerConnection, 2 * sc.flows.len(), ConnTable::new(false), end);
+    let mut f =
+        Fabric::new(net, Route::PerConnection, 2 * sc.flows.len(), ConnTable::new(false, 2 * sc.flows.len()), end);
     let mut flows = Vec::with_capacity(sc.flows.len());
     for (i, fs) in sc.flows.iter().enumerate() {
         let mut rng = EntityRng::new(sc.seed, EntityId::new(RNG_KIND_FLOW, i as u64));

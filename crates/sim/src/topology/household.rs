@@ -23,12 +23,12 @@ use torrentlab_net::{HostConfig, HostId, Latency, LinkConfig, Network};
 use torrentlab_transport::datagram::DatagramSocket;
 use torrentlab_transport::tcp::{TcpConfig, TcpConnection};
 
-use super::swarm::{lanes, peers, swarm_app};
+use super::swarm::{connection_table, lanes, peers, swarm_app};
 use crate::apps::cross::{stop_time, Cross, Entry, Ping, Transfer, Voip};
 use crate::endpoint::Transport;
 use crate::scenario::household::{Household, Place, TrafficKind};
 use crate::scenario::swarm::SwarmScenario;
-use crate::world::{ConnTable, Fabric, World};
+use crate::world::{Fabric, World};
 
 /// The cross-traffic application's index in a household world (the
 /// swarm's is 0).
@@ -128,7 +128,7 @@ pub(crate) fn build(sc: &SwarmScenario, h: &Household) -> World {
     let (route, lane_count) = lanes(&configs, &latency);
     let net = Network::new(sc.seed, &configs, latency);
     let end = Time::ZERO + sc.duration;
-    let mut f = Fabric::new(net, route, lane_count, ConnTable::new(false), end);
+    let mut f = Fabric::new(net, route, lane_count, connection_table(&peers, false), end);
     let swarm = swarm_app(sc, peers, class_of, tracker_delay, &mut f, false);
     let cross = cross_app(sc, h, at, end, &mut f);
     World::new(f, vec![Box::new(swarm), Box::new(cross)], end)

@@ -65,7 +65,7 @@ pub(crate) fn build(sc: &SwarmScenario) -> World {
     let route = lanes(&hosts, &latency);
     let net = Network::new(sc.seed, &hosts, latency);
     let end = Time::ZERO + sc.duration;
-    let mut f = Fabric::new(net, route.0, route.1, connection_table(), end);
+    let mut f = Fabric::new(net, route.0, route.1, connection_table(&peers, true), end);
     if let Some(spec) = &sc.capture {
         f.capture = Some(Box::new(crate::capture::for_swarm(sc, spec, &class_of)));
     }
@@ -146,11 +146,17 @@ pub(super) fn lanes(hosts: &[HostConfig], latency: &Latency) -> (Route, usize) {
     (Route::ByPath { src: lane_src, dst: lane_dst, dsts: lane_dsts }, lane_count)
 }
 
-/// An empty connection table for a swarm.
-pub(super) fn connection_table() -> ConnTable {
-    // A swarm closes most of the connections it opens long before the end
-    // (refused, duplicates, seeds on seeds): their places are reused.
-    ConnTable::new(true)
+/// An empty connection table for `peers`; `recycle`: reuse the places of
+/// connections that are over (a swarm closes most of those it opens long
+/// before the end: refused, duplicates, seeds on seeds).
+pub(super) fn connection_table(peers: &[Peer], recycle: bool) -> ConnTable {
+    // Room for half as much again as every peer dialling at once (a flash
+    // crowd holds about that many: the dials before the refusals come
+    // back), so the table rarely grows (a copy, both buffers at once); the
+    // reserve costs address space, not memory, until used. At most 2^22
+    // places (5.6 GB of address space).
+    let dials: usize = peers.iter().map(|p| p.client.config().max_initiate as usize).sum();
+    ConnTable::new(recycle, (dials + dials / 2).min(1 << 22))
 }
 
 /// The BitTorrent application over `peers`, its timers and pacers in `f`,

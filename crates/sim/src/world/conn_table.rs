@@ -1,13 +1,14 @@
-//! The world's connections by index ([`ConnTable`]): held in chunks that
-//! never move, and, in worlds that ask for it, with the places of
-//! connections that are over handed to new ones.
+//! The world's connections by index ([`ConnTable`]), and, in worlds that
+//! ask for it, the places of connections that are over handed to new ones.
 //!
 //! A swarm opens connections all run long (a flash crowd of 1,000 mainline
-//! peers opens 48,825 and holds at most 26,482 at once: dials refused by a
-//! full peer, duplicates, seeds closing on seeds); each place is about
-//! 1.3 kB. Chunks let the table grow without copying what it holds (a `Vec`
-//! that doubles needs both buffers at once), and recycling keeps it at the
-//! connections alive, not those ever opened.
+//! peers opens 48,825 and holds at most 39,900 at once, in its first half
+//! second: dials refused by a full peer, duplicates; later seeds close on
+//! seeds); each place is about 1.3 kB. Recycling keeps the table at the
+//! connections alive, not those ever opened, and the table is reserved up
+//! front for the most the peers can dial at once (address space, not
+//! memory, until used), so that it rarely grows: growing copies it, and
+//! needs both buffers at once.
 //!
 //! A connection is *over* when nothing refers to it any more: both owners
 //! have let it go, both endpoints are dead (reset or given up, nothing left
@@ -28,16 +29,9 @@ use super::conn::{Conn, Life};
 use crate::hugepages;
 use crate::timer::Timer;
 
-/// log2 of the connections per chunk: 4,096 (5.25 MiB of 1,344-byte places).
-const CHUNK_BITS: u32 = 12;
-const CHUNK: usize = 1 << CHUNK_BITS;
-
 /// Every connection of a world, by index (see the module docs).
 pub(crate) struct ConnTable {
-    /// Chunks of `CHUNK` places, each allocated whole once and never moved.
-    chunks: Vec<Vec<Conn>>,
-    /// Places ever used (live, ripe or free).
-    len: usize,
+    conns: Vec<Conn>,
     /// Connections opened so far (the next one's serial number).
     opened: u32,
     /// Whether places of connections that are over are reused.
@@ -49,9 +43,12 @@ pub(crate) struct ConnTable {
 }
 
 impl ConnTable {
-    /// An empty table; `recycle`: reuse the places of connections that are over.
-    pub fn new(recycle: bool) -> ConnTable {
-        ConnTable { chunks: Vec::new(), len: 0, opened: 0, recycle, free: Vec::new(), ripe: Vec::new() }
+    /// An empty table with room for `reserve` connections before it grows;
+    /// `recycle`: reuse the places of connections that are over.
+    pub fn new(recycle: bool, reserve: usize) -> ConnTable {
+        let conns = Vec::with_capacity(reserve);
+        hugepages::advise(&conns);
+        ConnTable { conns, opened: 0, recycle, free: Vec::new(), ripe: Vec::new() }
     }
 
     /// Adds `c` as the next connection opened (its serial number is set
@@ -60,27 +57,23 @@ impl ConnTable {
         c.serial = self.opened;
         self.opened += 1;
         if let Some(i) = self.free.pop() {
-            let old = &mut self[i as usize];
+            let old = &mut self.conns[i as usize];
             c.timer = [Timer::after(&old.timer[0]), Timer::after(&old.timer[1])];
             *old = c;
             return i;
         }
-        let i = self.len;
-        if i >> CHUNK_BITS == self.chunks.len() {
-            let chunk = Vec::with_capacity(CHUNK);
-            hugepages::advise(&chunk);
-            self.chunks.push(chunk);
+        let cap = self.conns.capacity();
+        self.conns.push(c);
+        if self.conns.capacity() != cap {
+            hugepages::advise(&self.conns);
         }
-        // Within its capacity: never reallocates, so the chunk never moves.
-        self.chunks[i >> CHUNK_BITS].push(c);
-        self.len += 1;
-        i as u32
+        self.conns.len() as u32 - 1
     }
 
     /// Places ever used: every index below this is a connection, live or over.
     #[inline]
     pub fn len(&self) -> usize {
-        self.len
+        self.conns.len()
     }
 
     /// Connections opened so far.
@@ -90,15 +83,14 @@ impl ConnTable {
 
     #[inline]
     pub fn get(&self, i: usize) -> Option<&Conn> {
-        self.chunks.get(i >> CHUNK_BITS).and_then(|c| c.get(i & (CHUNK - 1)))
+        self.conns.get(i)
     }
 
     /// Every place ever used, with its index (connections over and not yet
     /// reused included: see [`Conn::life`]).
     pub fn iter(&self) -> impl Iterator<Item = (usize, &Conn)> {
-        self.chunks.iter().flatten().enumerate()
+        self.conns.iter().enumerate()
     }
-
     /// The connections not yet over, with their indices.
     pub fn live(&self) -> impl Iterator<Item = (usize, &Conn)> {
         self.iter().filter(|(_, c)| c.life != Life::Free)
@@ -156,14 +148,14 @@ impl Index<usize> for ConnTable {
     type Output = Conn;
     #[inline]
     fn index(&self, i: usize) -> &Conn {
-        &self.chunks[i >> CHUNK_BITS][i & (CHUNK - 1)]
+        &self.conns[i]
     }
 }
 
 impl IndexMut<usize> for ConnTable {
     #[inline]
     fn index_mut(&mut self, i: usize) -> &mut Conn {
-        &mut self.chunks[i >> CHUNK_BITS][i & (CHUNK - 1)]
+        &mut self.conns[i]
     }
 }
 
@@ -198,22 +190,25 @@ mod tests {
     }
 
     #[test]
-    fn a_table_grown_past_its_first_chunks_keeps_every_connection_where_it_was() {
-        let mut t = ConnTable::new(false);
+    fn a_table_within_its_reserve_never_moves_and_grows_past_it_keeping_every_connection() {
+        let mut t = ConnTable::new(false, 100);
         t.push(tcp_conn());
         let first: *const Conn = &t[0];
-        for _ in 1..2 * CHUNK + 5 {
+        for _ in 1..100 {
             t.push(tcp_conn());
         }
-        assert_eq!(t.len(), 2 * CHUNK + 5);
-        assert!(std::ptr::eq(first, &t[0]), "the first chunk did not move");
+        assert!(std::ptr::eq(first, &t[0]), "within the reserve the table did not move");
+        for _ in 0..150 {
+            t.push(tcp_conn());
+        }
+        assert_eq!(t.len(), 250);
         assert!((0..t.len()).all(|i| t[i].serial == i as u32), "serials in the order opened");
-        assert!(t.get(2 * CHUNK + 5).is_none());
+        assert!(t.get(250).is_none());
     }
 
     #[test]
     fn a_connection_over_gives_its_place_to_the_next_one_opened_under_a_new_serial() {
-        let mut t = ConnTable::new(true);
+        let mut t = ConnTable::new(true, 4);
         assert_eq!((t.push(tcp_conn()), t.push(tcp_conn())), (0, 1));
         kill(&mut t[0]);
         t.check(0);
@@ -229,7 +224,7 @@ mod tests {
 
     #[test]
     fn a_ripe_connection_referred_to_again_before_it_is_retired_lives_on_and_ripens_later() {
-        let mut t = ConnTable::new(true);
+        let mut t = ConnTable::new(true, 4);
         t.push(tcp_conn());
         kill(&mut t[0]);
         t.check(0);
@@ -248,7 +243,7 @@ mod tests {
 
     #[test]
     fn a_connection_is_not_over_while_an_owner_a_packet_or_a_timer_refers_to_it() {
-        let mut t = ConnTable::new(true);
+        let mut t = ConnTable::new(true, 4);
         t.push(tcp_conn());
         kill(&mut t[0]);
         t[0].slot[1] = 3;
@@ -271,7 +266,7 @@ mod tests {
 
     #[test]
     fn a_connection_with_a_live_end_is_not_over() {
-        let mut t = ConnTable::new(true);
+        let mut t = ConnTable::new(true, 4);
         t.push(tcp_conn());
         let ep = &mut t[0].ep[0];
         ep.abort();
@@ -282,7 +277,7 @@ mod tests {
 
     #[test]
     fn without_recycling_no_place_is_reused() {
-        let mut t = ConnTable::new(false);
+        let mut t = ConnTable::new(false, 4);
         t.push(tcp_conn());
         kill(&mut t[0]);
         t.check(0);
