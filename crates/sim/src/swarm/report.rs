@@ -56,9 +56,12 @@ pub(crate) fn report(sc: &SwarmScenario, mut world: World) -> SwarmOutput {
     rows.extend(live.map(|(i, c)| ConnRow::of(c, &w.frames[i])));
     rows.sort_unstable_by_key(|r| r.serial);
     let opened = world.f.conns.opened();
-    // The connections' state is not read from here on: its memory goes
-    // before the tables are built (a run's peak is often here).
-    world.f.conns = ConnTable::new(false, 0);
+    // The peers' connections are not read from here on: their memory goes
+    // before the tables are built (a run's peak is often here). A
+    // household's cross traffic reads its own connections at the end.
+    if sc.household.is_none() {
+        world.f.conns = ConnTable::new(false, 0);
+    }
     w.frames = Vec::new();
     let (f, end) = (&world.f, world.end);
     let n = w.peers.len();
