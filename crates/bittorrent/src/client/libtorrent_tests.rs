@@ -211,14 +211,12 @@ fn a_libtorrent_seed_with_an_upload_limit_writes_blocks_only_at_500_ms_ticks_fro
     assert!((bytes as f64 - 47_000.0 * 4.5).abs() < 47_000.0, "{bytes} bytes in 5 s");
 }
 
-/// A libtorrent leecher held to 1 kB/s of upload, with or without
-/// `rate_limit_ip_overhead`, connected on link 1 to a seed that unchokes it.
-/// (The seed announces no Fast Extension: its bitfield and unchoke are BEP 3's.)
-fn limited_leecher(ip_overhead: bool) -> (Client, Requests) {
+/// A leecher with `cfg` of 8 pieces of 256 KiB, connected on link 1 to a
+/// seed that unchokes it; returns the seed's slot too. (The seed announces
+/// no Fast Extension: its bitfield and unchoke are BEP 3's.)
+pub(super) fn unchoked_leecher(cfg: ClientConfig) -> (Client, Requests, u32) {
     let torrent = Torrent::new(8 * 262_144, 262_144);
     let rng = |k: u64| EntityRng::new(3, EntityId(k));
-    let mut cfg = ClientConfig::libtorrent(Some(1_000.0));
-    cfg.rate_limit_ip_overhead = ip_overhead;
     let mut c = Client::new(0, cfg, torrent, false, [rng(0), rng(1), rng(2)]);
     let mut io = Requests::default();
     c.start(Time::ZERO, &mut io);
@@ -226,6 +224,14 @@ fn limited_leecher(ip_overhead: bool) -> (Client, Requests) {
     c.on_frame(Time::ZERO, slot, Frame::Handshake { fast: false }, &mut io);
     c.on_frame(Time::ZERO, slot, Frame::Bitfield(Box::new(Bitfield::full(8))), &mut io);
     c.on_frame(Time::ZERO, slot, Frame::Msg(Message::Unchoke), &mut io);
+    (c, io, slot)
+}
+
+/// A libtorrent leecher held to 1 kB/s of upload, with or without
+/// `rate_limit_ip_overhead`, unchoked by a seed ([`unchoked_leecher`]).
+fn limited_leecher(ip_overhead: bool) -> (Client, Requests) {
+    let cfg = ClientConfig { rate_limit_ip_overhead: ip_overhead, ..ClientConfig::libtorrent(Some(1_000.0)) };
+    let (c, io, _) = unchoked_leecher(cfg);
     (c, io)
 }
 

@@ -2,30 +2,16 @@
 //! peers (`whole_pieces_threshold`, `prefer_contiguous_blocks`) inside the
 //! client.
 
-use torrentlab_engine::{EntityId, EntityRng, Time};
-
-use super::libtorrent_tests::{secs, Requests};
+use super::libtorrent_tests::{secs, unchoked_leecher, Requests};
 use super::{Client, ClientConfig, Frame};
-use crate::bitfield::Bitfield;
-use crate::dial::Transport;
-use crate::torrent::{Torrent, BLOCK};
+use crate::torrent::BLOCK;
 use crate::wire::Message;
 
 /// A libtorrent leecher (whole pieces after `threshold` s; 0: off) of 8
 /// pieces of 16 blocks, and the slot of a seed (no Fast Extension) that
 /// unchokes it.
 fn leecher(threshold: u32) -> (Client, Requests, u32) {
-    let torrent = Torrent::new(8 * 262_144, 262_144);
-    let rng = |k: u64| EntityRng::new(3, EntityId(k));
-    let cfg = ClientConfig { whole_pieces_threshold: threshold, ..ClientConfig::libtorrent(None) };
-    let mut c = Client::new(0, cfg, torrent, false, [rng(0), rng(1), rng(2)]);
-    let mut io = Requests::default();
-    c.start(Time::ZERO, &mut io);
-    let slot = c.accept(Time::ZERO, 11, 1, Transport::Utp, &mut io).expect("accepted");
-    c.on_frame(Time::ZERO, slot, Frame::Handshake { fast: false }, &mut io);
-    c.on_frame(Time::ZERO, slot, Frame::Bitfield(Box::new(Bitfield::full(8))), &mut io);
-    c.on_frame(Time::ZERO, slot, Frame::Msg(Message::Unchoke), &mut io);
-    (c, io, slot)
+    unchoked_leecher(ClientConfig { whole_pieces_threshold: threshold, ..ClientConfig::libtorrent(None) })
 }
 
 /// The seed sends the oldest block asked of it at `t`.

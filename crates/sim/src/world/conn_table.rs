@@ -86,14 +86,9 @@ impl ConnTable {
         self.conns.get(i)
     }
 
-    /// Every place ever used, with its index (connections over and not yet
-    /// reused included: see [`Conn::life`]).
-    pub fn iter(&self) -> impl Iterator<Item = (usize, &Conn)> {
-        self.conns.iter().enumerate()
-    }
     /// The connections not yet over, with their indices.
     pub fn live(&self) -> impl Iterator<Item = (usize, &Conn)> {
-        self.iter().filter(|(_, c)| c.life != Life::Free)
+        self.conns.iter().enumerate().filter(|(_, c)| c.life != Life::Free)
     }
 
     /// Notes connection `i` as ripe if it is over (see the module docs).
